@@ -1,0 +1,10 @@
+module github.com/weirmq/weir
+
+go 1.26.0
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/klauspost/compress v1.20.4
+	github.com/pierrec/lz4/v4 v4.1.33
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1
+)

@@ -1,0 +1,22 @@
+package log
+
+import "errors"
+
+// Errors returned by the log. Each is wrapped with the path and offset it
+// concerns; test with errors.Is.
+var (
+	// ErrOffsetOutOfRange is a read or lookup below the log start offset or
+	// past the log end offset.
+	ErrOffsetOutOfRange = errors.New("log: offset out of range")
+	// ErrInvalidOffset is an append whose offsets do not follow the log end
+	// offset in follower mode, or a truncation or deletion point out of bounds.
+	ErrInvalidOffset = errors.New("log: invalid offset")
+	// ErrCorrupt is on-disk data that fails its checks.
+	ErrCorrupt = errors.New("log: corrupt data")
+	// ErrClosed is an operation on a closed log or manager.
+	ErrClosed = errors.New("log: closed")
+	// ErrRecordTooLarge is a batch larger than segment.bytes.
+	ErrRecordTooLarge = errors.New("log: batch larger than segment.bytes")
+	// ErrInvalidConfig is a configuration value out of its range.
+	ErrInvalidConfig = errors.New("log: invalid config")
+)

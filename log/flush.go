@@ -1,0 +1,176 @@
+package log
+
+import (
+	"fmt"
+	"sync"
+)
+
+// flushWaiter is a caller waiting for offsets below upTo to be durable.
+type flushWaiter struct {
+	upTo int64
+	fn   func(error)
+}
+
+// OnFlushed calls fn (from the node's fsync goroutine, or at once if already
+// true) when every record below upTo is durable, or with the error that
+// prevented it. It asks the next fsync round to include this log: this is
+// the group commit a flush.messages=1 acknowledgement waits on.
+func (l *Log) OnFlushed(upTo int64, fn func(error)) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		fn(fmt.Errorf("flush %s: %w", l.tp, ErrClosed))
+		return
+	}
+	if upTo <= l.flushed {
+		l.mu.Unlock()
+		fn(nil)
+		return
+	}
+	l.waiters = append(l.waiters, flushWaiter{upTo: upTo, fn: fn})
+	l.mu.Unlock()
+	l.m.syncer.request(l)
+}
+
+// WaitFlushed blocks until every record below upTo is durable.
+func (l *Log) WaitFlushed(upTo int64) error {
+	done := make(chan error, 1)
+	l.OnFlushed(upTo, func(err error) { done <- err })
+	return <-done
+}
+
+// Flush makes everything appended so far durable in the calling goroutine.
+func (l *Log) Flush() error { return l.flush() }
+
+// flush syncs the segment files holding data appended since the last flush
+// (and the directory, when names changed), then advances the flushed offset
+// and completes waiters. Appends proceed while it syncs.
+func (l *Log) flush() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	target := l.leo
+	type pending struct {
+		seg  *segment
+		size int64
+	}
+	var todo []pending
+	for _, s := range l.segs {
+		if s.synced < s.size {
+			todo = append(todo, pending{s, s.size})
+		}
+	}
+	syncDir := l.dirDirty
+	l.dirDirty = false
+	msgs := l.unflushedMsgs
+	l.mu.Unlock()
+
+	var err error
+	for _, p := range todo {
+		if err = l.syncSegment(p.seg); err != nil {
+			break
+		}
+	}
+	if err == nil && syncDir {
+		err = l.m.fs.SyncDir(l.dir)
+	}
+
+	l.mu.Lock()
+	var done []flushWaiter
+	if err != nil {
+		l.dirDirty = l.dirDirty || syncDir
+		done, l.waiters = l.waiters, nil
+	} else {
+		for _, p := range todo {
+			p.seg.synced = max(p.seg.synced, p.size)
+		}
+		l.flushed = max(l.flushed, min(target, l.leo))
+		l.unflushedMsgs = max(0, l.unflushedMsgs-msgs)
+		l.lastFlushMs = l.m.nowMs()
+		keep := l.waiters[:0]
+		for _, w := range l.waiters {
+			if w.upTo <= l.flushed {
+				done = append(done, w)
+			} else {
+				keep = append(keep, w)
+			}
+		}
+		l.waiters = keep
+	}
+	pendingWaiters := len(l.waiters) > 0
+	l.mu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("flush %s: %w", l.tp, err)
+	}
+	for _, w := range done {
+		w.fn(err)
+	}
+	if pendingWaiters {
+		l.m.syncer.request(l)
+	}
+	return err
+}
+
+// syncSegment fsyncs one segment's .log file.
+func (l *Log) syncSegment(seg *segment) error {
+	cf, err := l.m.files.acquire(seg.logPath, false)
+	if err != nil {
+		return err
+	}
+	defer l.m.files.release(cf)
+	return cf.f.Sync()
+}
+
+// syncer is the node's one fsync goroutine: each round it flushes every log
+// that asked since the previous round, so many appends share one fsync per
+// file (group commit).
+type syncer struct {
+	mu      sync.Mutex
+	pending map[*Log]struct{}
+	wake    chan struct{}
+	rounds  uint64
+}
+
+func newSyncer() *syncer {
+	return &syncer{pending: make(map[*Log]struct{}), wake: make(chan struct{}, 1)}
+}
+
+// request adds l to the next round.
+func (s *syncer) request(l *Log) {
+	s.mu.Lock()
+	s.pending[l] = struct{}{}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run performs rounds until stop closes, then one last round.
+func (s *syncer) run(stop <-chan struct{}, onErr func(*Log, error)) {
+	for {
+		select {
+		case <-s.wake:
+			s.round(onErr)
+		case <-stop:
+			s.round(onErr)
+			return
+		}
+	}
+}
+
+// round flushes every pending log once.
+func (s *syncer) round(onErr func(*Log, error)) {
+	s.mu.Lock()
+	logs := s.pending
+	s.pending = make(map[*Log]struct{}, len(logs))
+	s.rounds++
+	s.mu.Unlock()
+	for l := range logs {
+		if err := l.flush(); err != nil {
+			onErr(l, err)
+		}
+	}
+}

@@ -1,0 +1,507 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ManagerConfig configures a log directory (Kafka's log.dirs entry). Zero
+// fields take the defaults given.
+type ManagerConfig struct {
+	// Dir is the log directory; partitions are its "<topic>-<partition>"
+	// subdirectories.
+	Dir string
+	// FS is the file system; nil means OSFS.
+	FS FS
+	// Now is the wall clock (segment.ms, retention.ms, flush.ms); nil means
+	// time.Now.
+	Now func() time.Time
+	// Logger receives one line per notable event; nil discards.
+	Logger *slog.Logger
+	// MaxOpenFiles bounds the segment files held open at once. Default 4096.
+	MaxOpenFiles int
+	// RetentionCheckInterval is log.retention.check.interval.ms. Default 5 min.
+	RetentionCheckInterval time.Duration
+	// FlushCheckInterval is log.flush.scheduler.interval.ms: how often
+	// flush.ms is checked. Default 1 s.
+	FlushCheckInterval time.Duration
+	// CheckpointInterval is log.flush.offset.checkpoint.interval.ms: how often
+	// the recovery point is checkpointed. Default 60 s.
+	CheckpointInterval time.Duration
+	// IdleUnloadAfter drops the in-memory indexes of segments unused this
+	// long. Default 5 min.
+	IdleUnloadAfter time.Duration
+	// Cleaner configures compaction.
+	Cleaner CleanerConfig
+	// NoBackground disables the periodic retention, flush, checkpoint and
+	// cleaner work; tests call RunRetention, Checkpoint and Clean instead.
+	// The fsync goroutine always runs.
+	NoBackground bool
+}
+
+func (c *ManagerConfig) setDefaults() {
+	if c.FS == nil {
+		c.FS = OSFS{}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.MaxOpenFiles <= 0 {
+		c.MaxOpenFiles = 4096
+	}
+	if c.RetentionCheckInterval <= 0 {
+		c.RetentionCheckInterval = 5 * time.Minute
+	}
+	if c.FlushCheckInterval <= 0 {
+		c.FlushCheckInterval = time.Second
+	}
+	if c.CheckpointInterval <= 0 {
+		c.CheckpointInterval = time.Minute
+	}
+	if c.IdleUnloadAfter <= 0 {
+		c.IdleUnloadAfter = 5 * time.Minute
+	}
+	c.Cleaner.setDefaults()
+}
+
+// Manager owns one log directory: its partition logs, the node's fsync
+// goroutine (group commit), checkpoints, retention and the cleaner.
+type Manager struct {
+	cfg    ManagerConfig
+	fs     FS
+	dir    string
+	logger *slog.Logger
+	files  *fileCache
+	syncer *syncer
+	tick   atomic.Int64 // seconds since open, for idle unloading
+	loadMu sync.Mutex   // serializes index loads by readers
+
+	mu             sync.Mutex
+	logs           map[TopicPartition]*Log
+	cleanShutdown  bool
+	recoveryPoints map[TopicPartition]int64
+	logStarts      map[TopicPartition]int64
+	cleanerOffsets map[TopicPartition]int64
+	checkpointMu   sync.Mutex
+	closed         bool
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// OpenManager opens (creating if needed) a log directory. It reads and
+// removes the clean-shutdown marker, so a crash from now on forces recovery
+// of the logs opened afterwards, and starts the background goroutines.
+func OpenManager(cfg ManagerConfig) (*Manager, error) {
+	cfg.setDefaults()
+	m := &Manager{
+		cfg: cfg, fs: cfg.FS, dir: cfg.Dir, logger: cfg.Logger,
+		files:  newFileCache(cfg.FS, cfg.MaxOpenFiles),
+		syncer: newSyncer(),
+		logs:   make(map[TopicPartition]*Log),
+		stop:   make(chan struct{}),
+	}
+	if err := m.fs.MkdirAll(m.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open log dir %s: %w", m.dir, err)
+	}
+	marker := filepath.Join(m.dir, cleanShutdownFile)
+	if _, err := m.fs.Stat(marker); err == nil {
+		m.cleanShutdown = true
+		if err := m.fs.Remove(marker); err != nil {
+			return nil, fmt.Errorf("remove %s: %w", marker, err)
+		}
+		if err := m.fs.SyncDir(m.dir); err != nil {
+			return nil, fmt.Errorf("open log dir %s: %w", m.dir, err)
+		}
+	}
+	m.recoveryPoints = m.readCheckpoint(recoveryPointFile)
+	m.logStarts = m.readCheckpoint(logStartOffsetFile)
+	m.cleanerOffsets = m.readCheckpoint(cleanerOffsetFile)
+	if err := m.removeDeletedDirs(); err != nil {
+		return nil, err
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.syncer.run(m.stop, func(l *Log, err error) {
+			m.logger.Error("flush failed", "partition", l.tp.String(), "err", err)
+		})
+	}()
+	if !cfg.NoBackground {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.background()
+		}()
+	}
+	return m, nil
+}
+
+// readCheckpoint reads a per-directory offset checkpoint; a missing or
+// corrupt one is empty (recovery then scans everything).
+func (m *Manager) readCheckpoint(name string) map[TopicPartition]int64 {
+	path := filepath.Join(m.dir, name)
+	data, err := readFile(m.fs, path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			m.logger.Warn("ignoring checkpoint", "path", path, "err", err)
+		}
+		return map[TopicPartition]int64{}
+	}
+	offsets, err := decodeOffsetCheckpoint(path, data)
+	if err != nil {
+		m.logger.Warn("ignoring checkpoint", "path", path, "err", err)
+		return map[TopicPartition]int64{}
+	}
+	return offsets
+}
+
+// removeDeletedDirs finishes the deletion of partitions deleted before a crash.
+func (m *Manager) removeDeletedDirs() error {
+	names, err := m.fs.ReadDir(m.dir)
+	if err != nil {
+		return fmt.Errorf("open log dir %s: %w", m.dir, err)
+	}
+	for _, name := range names {
+		if strings.HasSuffix(name, "-delete") {
+			if err := m.fs.RemoveAll(filepath.Join(m.dir, name)); err != nil {
+				return fmt.Errorf("remove deleted partition %s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Dir returns the log directory.
+func (m *Manager) Dir() string { return m.dir }
+
+// CleanShutdown reports whether the previous shutdown of the directory was
+// clean.
+func (m *Manager) CleanShutdown() bool { return m.cleanShutdown }
+
+// nowMs is the wall clock in milliseconds.
+func (m *Manager) nowMs() int64 { return m.cfg.Now().UnixMilli() }
+
+// OpenFiles is the number of segment files held open.
+func (m *Manager) OpenFiles() int { return m.files.openCount() }
+
+// SyncRounds is the number of group-commit fsync rounds so far.
+func (m *Manager) SyncRounds() uint64 {
+	m.syncer.mu.Lock()
+	defer m.syncer.mu.Unlock()
+	return m.syncer.rounds
+}
+
+// Partitions lists the partition directories present in the log directory.
+func (m *Manager) Partitions() ([]TopicPartition, error) {
+	names, err := m.fs.ReadDir(m.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list log dir %s: %w", m.dir, err)
+	}
+	var out []TopicPartition
+	for _, name := range names {
+		if tp, ok := parseTopicPartition(name); ok {
+			out = append(out, tp)
+		}
+	}
+	return out, nil
+}
+
+// OpenLog opens the log of tp, creating its directory (and, with a non-zero
+// topicID, partition.metadata) if new. A log already open is returned as is.
+func (m *Manager) OpenLog(tp TopicPartition, cfg Config, topicID [16]byte) (*Log, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if tp.Topic == "" || strings.ContainsAny(tp.Topic, "/\\") || tp.Topic == "." || tp.Topic == ".." || tp.Partition < 0 {
+		return nil, fmt.Errorf("%w: partition name %q", ErrInvalidConfig, tp.String())
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if l, ok := m.logs[tp]; ok {
+		return l, nil
+	}
+	dir := filepath.Join(m.dir, tp.String())
+	if _, err := m.fs.ReadDir(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := m.createPartitionDir(dir, topicID); err != nil {
+			return nil, err
+		}
+	}
+	l, err := m.loadLog(tp, dir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.logs[tp] = l
+	return l, nil
+}
+
+// createPartitionDir makes a partition directory durable, with its metadata.
+func (m *Manager) createPartitionDir(dir string, topicID [16]byte) error {
+	if err := m.fs.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create partition dir %s: %w", dir, err)
+	}
+	if topicID != ([16]byte{}) {
+		if err := writeFileAtomic(m.fs, filepath.Join(dir, partitionMetadata), encodePartitionMetadata(topicID)); err != nil {
+			return err
+		}
+	}
+	if err := m.fs.SyncDir(m.dir); err != nil {
+		return fmt.Errorf("create partition dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// TopicID reads a partition's topic id from partition.metadata.
+func (l *Log) TopicID() ([16]byte, error) {
+	path := filepath.Join(l.dir, partitionMetadata)
+	data, err := readFile(l.m.fs, path)
+	if err != nil {
+		return [16]byte{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	return decodePartitionMetadata(path, data)
+}
+
+// Log returns an open log.
+func (m *Manager) Log(tp TopicPartition) (*Log, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.logs[tp]
+	return l, ok
+}
+
+// Logs returns every open log.
+func (m *Manager) Logs() []*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Log, 0, len(m.logs))
+	for _, l := range m.logs {
+		out = append(out, l)
+	}
+	return out
+}
+
+// DeleteLog closes and deletes a partition's log (DeleteTopics): the
+// directory is renamed aside durably, then removed.
+func (m *Manager) DeleteLog(tp TopicPartition) error {
+	m.mu.Lock()
+	l, ok := m.logs[tp]
+	delete(m.logs, tp)
+	delete(m.recoveryPoints, tp)
+	delete(m.logStarts, tp)
+	delete(m.cleanerOffsets, tp)
+	m.mu.Unlock()
+	dir := filepath.Join(m.dir, tp.String())
+	if ok {
+		l.closeFiles(false)
+		dir = l.dir
+	}
+	aside := fmt.Sprintf("%s.%x-delete", dir, m.cfg.Now().UnixNano())
+	if err := m.fs.Rename(dir, aside); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("delete partition %s: %w", tp, err)
+	}
+	if err := m.fs.SyncDir(m.dir); err != nil {
+		return fmt.Errorf("delete partition %s: %w", tp, err)
+	}
+	if err := m.fs.RemoveAll(aside); err != nil {
+		return fmt.Errorf("delete partition %s: %w", tp, err)
+	}
+	return m.Checkpoint()
+}
+
+// closeFiles marks the log closed, completes waiters with ErrClosed, and
+// forgets its open files. With seal it first flushes everything and trims
+// the indexes (clean shutdown).
+func (l *Log) closeFiles(seal bool) error {
+	var err error
+	if seal {
+		err = l.flush()
+	}
+	l.mu.Lock()
+	if seal && err == nil {
+		err = l.sealLocked()
+	}
+	l.closed = true
+	waiters := l.waiters
+	l.waiters = nil
+	for _, s := range l.segs {
+		for _, p := range []string{s.logPath, s.index.path, s.timeIndex.path} {
+			l.m.files.drop(p)
+		}
+	}
+	l.mu.Unlock()
+	for _, w := range waiters {
+		w.fn(fmt.Errorf("flush %s: %w", l.tp, ErrClosed))
+	}
+	return err
+}
+
+// sealLocked writes and trims every segment's indexes and syncs them, so the
+// next open trusts them.
+func (l *Log) sealLocked() error {
+	for _, s := range l.segs {
+		if !s.loaded {
+			continue
+		}
+		if s == l.active() {
+			s.sealTimeIndex()
+		}
+		if err := s.index.write(l.m.fs, 0, true); err != nil {
+			return err
+		}
+		if err := s.timeIndex.write(l.m.fs, 0, true); err != nil {
+			return err
+		}
+	}
+	return l.syncDirIfDirty()
+}
+
+// Checkpoint writes every log's index entries, syncs them, and records the
+// flushed offsets as recovery points, with the log start offsets.
+func (m *Manager) Checkpoint() error {
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
+	for _, l := range m.Logs() {
+		if err := l.checkpointIndexes(); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	for tp, l := range m.logs {
+		l.mu.RLock()
+		m.recoveryPoints[tp] = l.recoveryPoint
+		m.logStarts[tp] = l.logStart
+		l.mu.RUnlock()
+	}
+	rp, ls := encodeOffsetCheckpoint(m.recoveryPoints), encodeOffsetCheckpoint(m.logStarts)
+	m.mu.Unlock()
+	if err := writeFileAtomic(m.fs, filepath.Join(m.dir, recoveryPointFile), rp); err != nil {
+		return err
+	}
+	return writeFileAtomic(m.fs, filepath.Join(m.dir, logStartOffsetFile), ls)
+}
+
+// writeLogStartCheckpoint persists the log start offsets now.
+func (m *Manager) writeLogStartCheckpoint() error {
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
+	m.mu.Lock()
+	for tp, l := range m.logs {
+		l.mu.RLock()
+		m.logStarts[tp] = l.logStart
+		l.mu.RUnlock()
+	}
+	data := encodeOffsetCheckpoint(m.logStarts)
+	m.mu.Unlock()
+	return writeFileAtomic(m.fs, filepath.Join(m.dir, logStartOffsetFile), data)
+}
+
+// checkpointIndexes makes the index entries of flushed data durable and moves
+// the recovery point up to the flushed offset.
+func (l *Log) checkpointIndexes() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	point := l.flushed
+	for _, s := range l.segs {
+		if !s.loaded || s.base > point {
+			continue
+		}
+		size := int64(0)
+		if s == l.active() {
+			size = l.cfg.SegmentIndexBytes
+		}
+		if err := s.index.write(l.m.fs, size, true); err != nil {
+			return err
+		}
+		if err := s.timeIndex.write(l.m.fs, size, true); err != nil {
+			return err
+		}
+	}
+	if err := l.syncDirIfDirty(); err != nil {
+		return err
+	}
+	l.recoveryPoint = max(l.recoveryPoint, point)
+	return nil
+}
+
+// Close shuts the directory down cleanly: background work stops, every log
+// is flushed and its indexes trimmed, checkpoints are written, and the
+// clean-shutdown marker is written last.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	close(m.stop)
+	m.wg.Wait()
+	var errs []error
+	for _, l := range m.Logs() {
+		if err := l.flush(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := m.Checkpoint(); err != nil {
+		errs = append(errs, err)
+	}
+	for _, l := range m.Logs() {
+		if err := l.closeFiles(true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.files.closeAll()
+	if len(errs) == 0 {
+		marker := filepath.Join(m.dir, cleanShutdownFile)
+		err := writeFileAtomic(m.fs, marker, nil)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Abandon stops the manager without a clean shutdown (tests that simulate a
+// crash): nothing is flushed and no marker is written.
+func (m *Manager) Abandon() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	m.mu.Unlock()
+	close(m.stop)
+	m.wg.Wait()
+	for _, l := range m.Logs() {
+		l.mu.Lock()
+		l.closed = true
+		waiters := l.waiters
+		l.waiters = nil
+		l.mu.Unlock()
+		for _, w := range waiters {
+			w.fn(ErrClosed)
+		}
+	}
+	m.files.closeAll()
+}
+

@@ -1,0 +1,270 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/weirmq/weir/log/batch"
+)
+
+// loadLog opens the partition directory dir, recovering it when the last
+// shutdown was not clean.
+func (m *Manager) loadLog(tp TopicPartition, dir string, cfg Config) (*Log, error) {
+	l := &Log{m: m, tp: tp, dir: dir, cfg: cfg}
+	names, err := m.fs.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open log %s: %w", dir, err)
+	}
+	if names, err = m.removeLeftovers(dir, names); err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		base, ok := parseSegmentFileName(name, logSuffix)
+		if !ok {
+			continue
+		}
+		seg := newSegment(dir, base)
+		if seg.size, err = m.fs.Stat(seg.logPath); err != nil {
+			return nil, fmt.Errorf("open log %s: %w", dir, err)
+		}
+		seg.synced, seg.created = seg.size, m.nowMs()
+		l.segs = append(l.segs, seg)
+	}
+	sort.Slice(l.segs, func(i, j int) bool { return l.segs[i].base < l.segs[j].base })
+	if err := l.loadEpochs(); err != nil {
+		return nil, err
+	}
+	logStart, hasStart := m.logStarts[tp]
+	recoveryPoint, hasRecovery := m.recoveryPoints[tp]
+	if len(l.segs) == 0 {
+		seg, err := l.createSegment(logStart)
+		if err != nil {
+			return nil, err
+		}
+		l.segs = []*segment{seg}
+		l.leo = logStart
+	} else if m.cleanShutdown && hasRecovery {
+		if err := l.loadClean(); err != nil {
+			m.logger.Warn("clean load failed, recovering", "partition", tp.String(), "reason", err)
+			err = l.recover(recoveryPoint)
+			if err != nil {
+				return nil, err
+			}
+		}
+	} else if err := l.recover(recoveryPoint); err != nil {
+		return nil, err
+	}
+	l.logStart = l.segs[0].base
+	if hasStart && logStart > l.logStart {
+		l.logStart = logStart
+	}
+	if l.logStart > l.leo {
+		if err := l.truncateFullyLocked(l.logStart); err != nil {
+			return nil, err
+		}
+	}
+	l.flushed, l.recoveryPoint = l.leo, l.leo
+	a := l.epochs.truncateFromEnd(l.leo)
+	b := l.epochs.truncateFromStart(l.logStart)
+	if a || b {
+		if err := l.writeEpochsLocked(); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// removeLeftovers deletes temporary and half-deleted files and completes an
+// interrupted compaction swap; it returns the remaining names.
+func (m *Manager) removeLeftovers(dir string, names []string) ([]string, error) {
+	var swaps, keep []string
+	for _, name := range names {
+		switch {
+		case strings.HasSuffix(name, ".tmp"), strings.HasSuffix(name, cleanedSuffix), strings.HasSuffix(name, deletedSuffix):
+			if err := m.fs.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("remove leftover %s: %w", filepath.Join(dir, name), err)
+			}
+		case strings.HasSuffix(name, swapSuffix):
+			swaps = append(swaps, name)
+		default:
+			keep = append(keep, name)
+		}
+	}
+	if len(swaps) == 0 {
+		return keep, nil
+	}
+	if err := m.completeSwaps(dir, swaps, keep); err != nil {
+		return nil, err
+	}
+	names, err := m.fs.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open log %s: %w", dir, err)
+	}
+	return names, nil
+}
+
+// loadEpochs reads leader-epoch-checkpoint; a missing file is an empty cache,
+// a corrupt one is rebuilt by recovery.
+func (l *Log) loadEpochs() error {
+	path := filepath.Join(l.dir, epochCheckpoint)
+	data, err := readFile(l.m.fs, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open log %s: %w", l.dir, err)
+	}
+	c, err := decodeEpochCheckpoint(path, data)
+	if err != nil {
+		l.m.logger.Warn("ignoring leader epoch checkpoint", "reason", err)
+		return nil
+	}
+	l.epochs = c
+	return nil
+}
+
+// writeEpochsLocked persists the leader-epoch cache.
+func (l *Log) writeEpochsLocked() error {
+	return writeFileAtomic(l.m.fs, filepath.Join(l.dir, epochCheckpoint), l.epochs.encode())
+}
+
+// loadClean opens a cleanly shut down log: indexes are trusted (and checked
+// when loaded); only the active segment's tail is read to find the log end.
+func (l *Log) loadClean() error {
+	seg := l.active()
+	if err := l.ensureLoaded(seg); err != nil {
+		return err
+	}
+	_, pos := seg.index.lookupOffset(1<<63 - 1)
+	cf, err := l.m.files.acquire(seg.logPath, false)
+	if err != nil {
+		return err
+	}
+	defer l.m.files.release(cf)
+	l.leo = seg.base
+	sc := newBatchScanner(cf.f, seg.logPath, pos, seg.size, false)
+	for _, b, ok := sc.next(); ok; _, b, ok = sc.next() {
+		l.leo = batch.LastOffset(b) + 1
+	}
+	if sc.err != nil {
+		return fmt.Errorf("%w: %v", ErrCorrupt, sc.err)
+	}
+	return nil
+}
+
+// recover scans every segment from the one holding recoveryPoint: each
+// batch's length, magic, CRC and offsets are checked and the indexes and
+// epoch cache rebuilt; the log is truncated at the first bad batch and later
+// segments are deleted. Recovered data is then synced.
+func (l *Log) recover(recoveryPoint int64) error {
+	from := max(l.segmentFor(recoveryPoint), 0)
+	next := l.segs[from].base
+	if from > 0 {
+		// Offsets continue from the previous segment; its base is a lower bound.
+		next = l.segs[from-1].base
+	}
+	for i := from; i < len(l.segs); i++ {
+		seg := l.segs[i]
+		end, last, err := l.recoverSegment(seg, next)
+		if last >= 0 {
+			next = last + 1
+		} else {
+			next = max(next, seg.base)
+		}
+		if err == nil {
+			continue
+		}
+		l.m.logger.Warn("found invalid data, truncating log", "partition", l.tp.String(), "segment", seg.logPath, "position", end, "reason", err)
+		if terr := l.truncateSegmentFile(seg, end); terr != nil {
+			return terr
+		}
+		for _, gone := range l.segs[i+1:] {
+			if derr := l.deleteSegmentFiles(gone); derr != nil {
+				return derr
+			}
+		}
+		l.segs = l.segs[:i+1]
+		break
+	}
+	l.leo = next
+	if len(l.segs) > 1 && l.active().size == 0 && l.active().base > next {
+		l.leo = l.active().base
+	}
+	for _, seg := range l.segs[from:] {
+		if err := l.syncSegment(seg); err != nil {
+			return fmt.Errorf("recover %s: %w", l.dir, err)
+		}
+		seg.synced = seg.size
+	}
+	return nil
+}
+
+// recoverSegment validates seg's batches from position 0 and rebuilds its
+// indexes. It returns the end of the valid data, the last valid offset (-1
+// if none) and, when it stopped early, why.
+func (l *Log) recoverSegment(seg *segment, next int64) (int64, int64, error) {
+	cf, err := l.m.files.acquire(seg.logPath, false)
+	if err != nil {
+		return 0, -1, err
+	}
+	defer l.m.files.release(cf)
+	size := seg.size
+	seg.resetIndexes()
+	seg.size = 0
+	last := int64(-1)
+	sc := newBatchScanner(cf.f, seg.logPath, 0, size, true)
+	for p, b, ok := sc.next(); ok; p, b, ok = sc.next() {
+		if _, err := batch.Validate(b); err != nil {
+			return p, last, fmt.Errorf("%w: %s at position %d: %v", ErrCorrupt, seg.logPath, p, err)
+		}
+		base := batch.BaseOffset(b)
+		if base < next || base < seg.base || !seg.fitsOffset(batch.LastOffset(b)) {
+			return p, last, fmt.Errorf("%w: %s at position %d: batch offsets [%d, %d] do not follow %d in a segment based at %d",
+				ErrCorrupt, seg.logPath, p, base, batch.LastOffset(b), next, seg.base)
+		}
+		seg.observe(b, p, int64(len(b)), l.cfg.IndexIntervalBytes)
+		seg.size = p + int64(len(b))
+		last = batch.LastOffset(b)
+		next = last + 1
+		l.epochs.assign(batch.PartitionLeaderEpoch(b), base)
+	}
+	if sc.err != nil {
+		return seg.size, last, sc.err
+	}
+	return seg.size, last, nil
+}
+
+// truncateSegmentFile cuts seg's .log at size and drops index entries past it.
+func (l *Log) truncateSegmentFile(seg *segment, size int64) error {
+	cf, err := l.m.files.acquire(seg.logPath, false)
+	if err != nil {
+		return err
+	}
+	defer l.m.files.release(cf)
+	if err := cf.f.Truncate(size); err != nil {
+		return fmt.Errorf("truncate %s to %d: %w", seg.logPath, size, err)
+	}
+	if err := cf.f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", seg.logPath, err)
+	}
+	seg.size = size
+	seg.synced = min(seg.synced, size)
+	seg.index.truncateOffsetsFrom(size)
+	return nil
+}
+
+// deleteSegmentFiles removes a segment's files.
+func (l *Log) deleteSegmentFiles(seg *segment) error {
+	for _, p := range []string{seg.logPath, seg.index.path, seg.timeIndex.path} {
+		l.m.files.drop(p)
+		if err := l.m.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("delete segment file %s: %w", p, err)
+		}
+	}
+	l.dirDirty = true
+	return nil
+}

@@ -1,0 +1,133 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/weirmq/weir/log/batch"
+)
+
+// ReadOptions bound one read.
+type ReadOptions struct {
+	// MaxBytes bounds the bytes returned; the first batch is returned whole
+	// even if larger (KIP-74), so a consumer never stalls.
+	MaxBytes int
+	// MaxOffset, when > 0, excludes batches whose base offset is at or past
+	// it (the high watermark or last stable offset for consumers).
+	MaxOffset int64
+}
+
+// Read returns whole batches from one segment starting with the batch that
+// holds offset (or the first batch after it, where compaction left a gap).
+// It returns no bytes at the log end offset or at MaxOffset, and
+// ErrOffsetOutOfRange below the log start offset or past the log end offset.
+func (l *Log) Read(offset int64, opts ReadOptions) ([]byte, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return nil, fmt.Errorf("read %s: %w", l.tp, ErrClosed)
+	}
+	if offset < l.logStart || offset > l.leo {
+		return nil, fmt.Errorf("read %s at %d (log start %d, log end %d): %w", l.tp, offset, l.logStart, l.leo, ErrOffsetOutOfRange)
+	}
+	maxOffset := l.leo
+	if opts.MaxOffset > 0 && opts.MaxOffset < maxOffset {
+		maxOffset = opts.MaxOffset
+	}
+	for i := max(l.segmentFor(offset), 0); i < len(l.segs) && offset < maxOffset; i++ {
+		data, err := l.readSegment(l.segs[i], offset, maxOffset, opts.MaxBytes)
+		if err != nil || len(data) > 0 {
+			return data, err
+		}
+	}
+	return nil, nil
+}
+
+// readSegment reads from one segment; no bytes means offset lies past its
+// last batch.
+func (l *Log) readSegment(seg *segment, offset, maxOffset int64, maxBytes int) ([]byte, error) {
+	if err := l.ensureLoadedShared(seg); err != nil {
+		return nil, err
+	}
+	start, ok, err := l.findBatch(seg, offset)
+	if err != nil || !ok {
+		return nil, err
+	}
+	cf, err := l.m.files.acquire(seg.logPath, false)
+	if err != nil {
+		return nil, err
+	}
+	defer l.m.files.release(cf)
+	n := min(int64(max(maxBytes, batch.HeaderSize)), seg.size-start)
+	buf := make([]byte, n)
+	if err := readFull(cf.f, buf, start, seg.logPath); err != nil {
+		return nil, err
+	}
+	end, first := 0, 0
+	for end+batch.LengthPrefix <= len(buf) {
+		size, err := batch.Size(buf[end:])
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s at position %d: %v", ErrCorrupt, seg.logPath, start+int64(end), err)
+		}
+		if batch.BaseOffset(buf[end:]) >= maxOffset {
+			break
+		}
+		if end+size > len(buf) {
+			if end == 0 {
+				first = size
+			}
+			break
+		}
+		end += size
+	}
+	if first > 0 {
+		// The first batch is larger than maxBytes: return it whole.
+		buf = make([]byte, first)
+		if err := readFull(cf.f, buf, start, seg.logPath); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return buf[:end], nil
+}
+
+// findBatch returns the position of the first batch in seg whose last offset
+// is >= offset, via the index and a scan of at most one index interval.
+func (l *Log) findBatch(seg *segment, offset int64) (int64, bool, error) {
+	_, pos := seg.index.lookupOffset(offset)
+	cf, err := l.m.files.acquire(seg.logPath, false)
+	if err != nil {
+		return 0, false, err
+	}
+	defer l.m.files.release(cf)
+	sc := newBatchScanner(cf.f, seg.logPath, pos, seg.size, false)
+	for p, b, ok := sc.next(); ok; p, b, ok = sc.next() {
+		if batch.LastOffset(b) >= offset {
+			return p, true, nil
+		}
+	}
+	if sc.err != nil {
+		return 0, false, fmt.Errorf("%w: %v", ErrCorrupt, sc.err)
+	}
+	return 0, false, nil
+}
+
+// ensureLoadedShared loads a segment's indexes from a reader holding the
+// read lock; loading is serialized by the manager's load lock.
+func (l *Log) ensureLoadedShared(seg *segment) error {
+	l.m.loadMu.Lock()
+	defer l.m.loadMu.Unlock()
+	return l.ensureLoaded(seg)
+}
+
+func readFull(f File, buf []byte, off int64, path string) error {
+	n, err := f.ReadAt(buf, off)
+	if n == len(buf) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("read %s at %d: %w", path, off, err)
+}

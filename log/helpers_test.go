@@ -2,6 +2,8 @@ package log
 
 import (
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,11 +19,24 @@ func (c *testClock) now() time.Time { return time.UnixMilli(c.ms) }
 // openTestManager opens a manager on fsys with background work off.
 func openTestManager(t testing.TB, fsys FS, dir string, clock *testClock) *Manager {
 	t.Helper()
-	m, err := OpenManager(ManagerConfig{Dir: dir, FS: fsys, Now: clock.now, NoBackground: true})
+	m, err := OpenManager(ManagerConfig{Dir: dir, FS: fsys, Now: clock.now, NoBackground: true, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("open manager: %v", err)
 	}
 	return m
+}
+
+// testLogger writes the log's lines to the test's output.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
 
 // smallConfig rolls segments often and indexes densely.

@@ -452,6 +452,9 @@ func (l *Log) rebuildIndexes(seg *segment) error {
 		return fmt.Errorf("rebuild index of %s: %w: %v", seg.logPath, ErrCorrupt, sc.err)
 	}
 	seg.size = size
+	if seg != l.active() {
+		seg.sealTimeIndex()
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -136,6 +137,7 @@ func (l *Log) writeEpochsLocked() error {
 // when loaded); only the active segment's tail is read to find the log end.
 func (l *Log) loadClean() error {
 	seg := l.active()
+	l.leo = math.MaxInt64 // unknown until the tail is read: no bound for index checks
 	if err := l.ensureLoaded(seg); err != nil {
 		return err
 	}
@@ -189,6 +191,9 @@ func (l *Log) recover(recoveryPoint int64) error {
 		}
 		l.segs = l.segs[:i+1]
 		break
+	}
+	for _, seg := range l.segs[from : len(l.segs)-1] {
+		seg.sealTimeIndex() // rolled segments end with their max timestamp
 	}
 	l.leo = next
 	if len(l.segs) > 1 && l.active().size == 0 && l.active().base > next {

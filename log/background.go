@@ -50,7 +50,7 @@ func (m *Manager) RunFlushPolicy() {
 	now := m.nowMs()
 	for _, l := range m.Logs() {
 		l.mu.RLock()
-		due := l.flushed < l.leo && now-l.lastFlushMs >= l.cfg.FlushMs
+		due := l.flushed < l.leo && now-l.unflushedSinceMs >= l.cfg.FlushMs
 		l.mu.RUnlock()
 		if due {
 			m.syncer.request(l)

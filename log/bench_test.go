@@ -41,7 +41,7 @@ const (
 	benchPartitions = 16
 	// benchReadLog is the log (and plain file) size read through.
 	benchReadSize = 256 << 20
-	benchReadMax = 1 << 20
+	benchReadMax  = 1 << 20
 )
 
 // benchShape is one cell of the record size x batch size matrix.

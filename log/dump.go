@@ -192,7 +192,7 @@ func CheckOffsetIndex(fsys FS, indexPath, logPath string) error {
 			prev = e
 			if e.Position >= sc.end {
 				p.addf("%s: entry %d (offset %d) points at position %d, past the end of %s (%d bytes)",
-					indexPath, i, e.Offset, e.Position, logPath, sc.end)
+					indexPath, i, e.Offset, e.Position, filepath.Base(logPath), sc.end)
 				continue
 			}
 			for ok && pos < e.Position {
@@ -201,7 +201,7 @@ func CheckOffsetIndex(fsys FS, indexPath, logPath string) error {
 			switch {
 			case !ok || pos != e.Position:
 				p.addf("%s: entry %d (offset %d) points at position %d, where no batch of %s starts%s",
-					indexPath, i, e.Offset, e.Position, logPath, stopNote(sc))
+					indexPath, i, e.Offset, e.Position, filepath.Base(logPath), stopNote(sc))
 			case batch.LastOffset(hdr) != e.Offset:
 				p.addf("%s: entry %d (offset %d, position %d): the batch there has last offset %d",
 					indexPath, i, e.Offset, e.Position, batch.LastOffset(hdr))
@@ -242,7 +242,7 @@ func CheckTimeIndex(fsys FS, timeIndexPath, logPath string) error {
 			switch {
 			case !ok || batch.LastOffset(hdr) != e.Offset:
 				p.addf("%s: entry %d (timestamp %d) points at offset %d, the last offset of no batch of %s%s",
-					timeIndexPath, i, e.Timestamp, e.Offset, logPath, stopNote(sc))
+					timeIndexPath, i, e.Timestamp, e.Offset, filepath.Base(logPath), stopNote(sc))
 			case batch.MaxTimestamp(hdr) != e.Timestamp:
 				p.addf("%s: entry %d (timestamp %d, offset %d): the batch ending there has max timestamp %d",
 					timeIndexPath, i, e.Timestamp, e.Offset, batch.MaxTimestamp(hdr))

@@ -88,7 +88,9 @@ func (l *Log) flush() error {
 		}
 		l.flushed = max(l.flushed, min(target, l.leo))
 		l.unflushedMsgs = max(0, l.unflushedMsgs-msgs)
-		l.lastFlushMs = l.m.nowMs()
+		if l.flushed >= l.leo {
+			l.unflushedSinceMs = 0
+		}
 		keep := l.waiters[:0]
 		for _, w := range l.waiters {
 			if w.upTo <= l.flushed {

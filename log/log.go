@@ -18,20 +18,20 @@ type Log struct {
 	tp  TopicPartition
 	dir string
 
-	mu            sync.RWMutex
-	cfg           Config
-	segs          []*segment // ascending base offsets; the last is active
-	leo           int64      // log end offset: the next offset to assign
-	logStart      int64      // log start offset
-	epochs        epochCache
-	flushed       int64 // every offset below is durable
-	recoveryPoint int64 // flushed and indexed; what the checkpoint records
-	unflushedMsgs int64
-	lastFlushMs   int64
-	dirDirty      bool // a name in dir was created or removed since the last dir sync
-	waiters       []flushWaiter
-	closed        bool
-	cleanerBusy   bool
+	mu               sync.RWMutex
+	cfg              Config
+	segs             []*segment // ascending base offsets; the last is active
+	leo              int64      // log end offset: the next offset to assign
+	logStart         int64      // log start offset
+	epochs           epochCache
+	flushed          int64 // every offset below is durable
+	recoveryPoint    int64 // flushed and indexed; what the checkpoint records
+	unflushedMsgs    int64
+	unflushedSinceMs int64 // wall time of the oldest unflushed append (flush.ms)
+	dirDirty         bool  // a name in dir was created or removed since the last dir sync
+	waiters          []flushWaiter
+	closed           bool
+	cleanerBusy      bool
 }
 
 // AppendOptions says how Append treats the batches' offsets.
@@ -166,6 +166,9 @@ func (l *Log) Append(buf []byte, opts AppendOptions) (AppendResult, error) {
 		return AppendResult{}, err
 	}
 	res.LogStartOffset = l.logStart
+	if l.unflushedSinceMs == 0 {
+		l.unflushedSinceMs = l.m.nowMs()
+	}
 	l.unflushedMsgs += res.Records
 	if l.unflushedMsgs >= l.cfg.FlushMessages {
 		l.m.syncer.request(l)

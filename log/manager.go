@@ -504,4 +504,3 @@ func (m *Manager) Abandon() {
 	}
 	m.files.closeAll()
 }
-

@@ -247,4 +247,3 @@ func (l *Log) applyRetention(nowMs int64) (int64, error) {
 	}
 	return freed, nil
 }
-

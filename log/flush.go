@@ -46,10 +46,16 @@ func (l *Log) Flush() error { return l.flush() }
 // (and the directory, when names changed), then advances the flushed offset
 // and completes waiters. Appends proceed while it syncs.
 func (l *Log) flush() error {
+	_, err := l.flushCounted()
+	return err
+}
+
+// flushCounted is flush, also reporting whether it synced anything.
+func (l *Log) flushCounted() (bool, error) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	target := l.leo
 	type pending struct {
@@ -112,7 +118,7 @@ func (l *Log) flush() error {
 	if pendingWaiters {
 		l.m.syncer.request(l)
 	}
-	return err
+	return len(todo) > 0 || syncDir, err
 }
 
 // syncSegment fsyncs one segment's .log file.
@@ -132,7 +138,7 @@ type syncer struct {
 	mu      sync.Mutex
 	pending map[*Log]struct{}
 	wake    chan struct{}
-	rounds  uint64
+	rounds  uint64 // rounds that synced at least one file
 }
 
 func newSyncer() *syncer {
@@ -168,11 +174,18 @@ func (s *syncer) round(onErr func(*Log, error)) {
 	s.mu.Lock()
 	logs := s.pending
 	s.pending = make(map[*Log]struct{}, len(logs))
-	s.rounds++
 	s.mu.Unlock()
+	synced := false
 	for l := range logs {
-		if err := l.flush(); err != nil {
+		did, err := l.flushCounted()
+		if err != nil {
 			onErr(l, err)
 		}
+		synced = synced || did
+	}
+	if synced {
+		s.mu.Lock()
+		s.rounds++
+		s.mu.Unlock()
 	}
 }

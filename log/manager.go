@@ -92,6 +92,7 @@ type Manager struct {
 	recoveryPoints map[TopicPartition]int64
 	logStarts      map[TopicPartition]int64
 	cleanerOffsets map[TopicPartition]int64
+	cleaner        logCleaner // compaction state (cleaner.go)
 	checkpointMu   sync.Mutex
 	closed         bool
 
@@ -305,7 +306,7 @@ func (m *Manager) DeleteLog(tp TopicPartition) error {
 	m.mu.Unlock()
 	dir := filepath.Join(m.dir, tp.String())
 	if ok {
-		l.closeFiles(false)
+		l.closeFiles()
 		dir = l.dir
 	}
 	aside := fmt.Sprintf("%s.%x-delete", dir, m.cfg.Now().UnixNano())
@@ -325,17 +326,9 @@ func (m *Manager) DeleteLog(tp TopicPartition) error {
 }
 
 // closeFiles marks the log closed, completes waiters with ErrClosed, and
-// forgets its open files. With seal it first flushes everything and trims
-// the indexes (clean shutdown).
-func (l *Log) closeFiles(seal bool) error {
-	var err error
-	if seal {
-		err = l.flush()
-	}
+// forgets its open files.
+func (l *Log) closeFiles() {
 	l.mu.Lock()
-	if seal && err == nil {
-		err = l.sealLocked()
-	}
 	l.closed = true
 	waiters := l.waiters
 	l.waiters = nil
@@ -348,7 +341,21 @@ func (l *Log) closeFiles(seal bool) error {
 	for _, w := range waiters {
 		w.fn(fmt.Errorf("flush %s: %w", l.tp, ErrClosed))
 	}
-	return err
+}
+
+// seal flushes the log and makes its trimmed indexes durable, so the
+// recovery point reaches the log end (clean shutdown).
+func (l *Log) seal() error {
+	if err := l.flush(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.sealLocked(); err != nil {
+		return err
+	}
+	l.recoveryPoint = max(l.recoveryPoint, l.flushed)
+	return nil
 }
 
 // sealLocked writes and trims every segment's indexes and syncs them, so the
@@ -381,6 +388,12 @@ func (m *Manager) Checkpoint() error {
 			return err
 		}
 	}
+	return m.writeCheckpointFilesLocked()
+}
+
+// writeCheckpointFilesLocked records every log's recovery point and start
+// offset; the caller holds checkpointMu.
+func (m *Manager) writeCheckpointFilesLocked() error {
 	m.mu.Lock()
 	for tp, l := range m.logs {
 		l.mu.RLock()
@@ -457,17 +470,17 @@ func (m *Manager) Close() error {
 	m.wg.Wait()
 	var errs []error
 	for _, l := range m.Logs() {
-		if err := l.flush(); err != nil {
+		if err := l.seal(); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := m.Checkpoint(); err != nil {
+	m.checkpointMu.Lock()
+	if err := m.writeCheckpointFilesLocked(); err != nil {
 		errs = append(errs, err)
 	}
+	m.checkpointMu.Unlock()
 	for _, l := range m.Logs() {
-		if err := l.closeFiles(true); err != nil {
-			errs = append(errs, err)
-		}
+		l.closeFiles()
 	}
 	m.files.closeAll()
 	if len(errs) == 0 {

@@ -70,8 +70,9 @@ func openIndex(fsys FS, path, suffix string, entrySize int) (*indexFile, error) 
 
 // ReadOffsetIndex returns the entries of the .index file at path, in file
 // order, with offsets made absolute from the base offset in the file's name.
-// It stops at the zeros of a preallocated tail: an all-zero entry is never
-// real, since Kafka (and weir) never index the batch at position 0. It does
+// It stops at the first all-zero entry, the start of a preallocated tail (as
+// kafka-dump-log.sh does): such an entry is never real, since Kafka (and
+// weir) never index the batch at position 0. It does
 // not check the entries against each other or the log (CheckOffsetIndex
 // does). A size that is not a whole number of entries fails with an error
 // wrapping ErrCorrupt.

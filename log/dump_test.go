@@ -52,8 +52,8 @@ func writeDumpTestLog(t *testing.T, fsys FS, dir string, closeIt bool) (string, 
 	return l.Dir(), m
 }
 
-// segmentPaths returns the .log files of a partition directory, in order.
-func segmentPaths(t *testing.T, fsys FS, dir string) []string {
+// dumpLogPaths returns the .log files of a partition directory, in order.
+func dumpLogPaths(t *testing.T, fsys FS, dir string) []string {
 	t.Helper()
 	names, err := fsys.ReadDir(dir)
 	if err != nil {
@@ -68,12 +68,12 @@ func segmentPaths(t *testing.T, fsys FS, dir string) []string {
 	return out
 }
 
-// expectedIndexes computes, from the batches of the .log at path alone,
+// dumpExpectedIndexes computes, from the batches of the .log at path alone,
 // the entries Kafka's rules give: an offset entry (last offset, position)
 // for a batch once more than index.interval.bytes were appended since the
 // last entry, a time entry (max timestamp so far, its batch's last offset)
 // beside it when the max grew, and with seal a final time entry.
-func expectedIndexes(t *testing.T, fsys FS, path string, seal bool) ([]OffsetIndexEntry, []TimeIndexEntry) {
+func dumpExpectedIndexes(t *testing.T, fsys FS, path string, seal bool) ([]OffsetIndexEntry, []TimeIndexEntry) {
 	t.Helper()
 	var offs []OffsetIndexEntry
 	var times []TimeIndexEntry
@@ -105,8 +105,8 @@ func expectedIndexes(t *testing.T, fsys FS, path string, seal bool) ([]OffsetInd
 	return offs, times
 }
 
-// indexPaths returns the .index and .timeindex paths beside a .log path.
-func indexPaths(logPath string) (string, string) {
+// dumpIndexPaths returns the .index and .timeindex paths beside a .log path.
+func dumpIndexPaths(logPath string) (string, string) {
 	stem := strings.TrimSuffix(logPath, logSuffix)
 	return stem + indexSuffix, stem + timeIndexSuffix
 }
@@ -114,11 +114,11 @@ func indexPaths(logPath string) (string, string) {
 func TestDumpReadIndexes(t *testing.T) {
 	fsys := OSFS{}
 	dir, _ := writeDumpTestLog(t, fsys, t.TempDir(), true)
-	paths := segmentPaths(t, fsys, dir)
+	paths := dumpLogPaths(t, fsys, dir)
 	indexed := 0
 	for _, p := range paths {
-		wantOffs, wantTimes := expectedIndexes(t, fsys, p, true)
-		idx, tidx := indexPaths(p)
+		wantOffs, wantTimes := dumpExpectedIndexes(t, fsys, p, true)
+		idx, tidx := dumpIndexPaths(p)
 		offs, err := ReadOffsetIndex(fsys, idx)
 		if err != nil {
 			t.Fatal(err)
@@ -160,9 +160,9 @@ func TestDumpReadPreallocatedIndexes(t *testing.T) {
 	if err := m.Checkpoint(); err != nil {
 		t.Fatal(err)
 	}
-	paths := segmentPaths(t, fsys, dir)
+	paths := dumpLogPaths(t, fsys, dir)
 	active := paths[len(paths)-1]
-	idx, tidx := indexPaths(active)
+	idx, tidx := dumpIndexPaths(active)
 	for _, p := range []string{idx, tidx} {
 		size, err := fsys.Stat(p)
 		if err != nil {
@@ -172,7 +172,7 @@ func TestDumpReadPreallocatedIndexes(t *testing.T) {
 			t.Fatalf("%s is %d bytes: not preallocated", p, size)
 		}
 	}
-	wantOffs, wantTimes := expectedIndexes(t, fsys, active, false)
+	wantOffs, wantTimes := dumpExpectedIndexes(t, fsys, active, false)
 	offs, err := ReadOffsetIndex(fsys, idx)
 	if err != nil || !slices.Equal(offs, wantOffs) {
 		t.Errorf("preallocated offset index: %v, %v; want %v", offs, err, wantOffs)
@@ -236,12 +236,12 @@ func TestDumpBadNamesAndMissingFiles(t *testing.T) {
 	}
 }
 
-// copySegment copies the three files of the segment at logPath into a new
+// dumpCopySegment copies the three files of the segment at logPath into a new
 // directory and returns the copy's .log path.
-func copySegment(t *testing.T, logPath string) string {
+func dumpCopySegment(t *testing.T, logPath string) string {
 	t.Helper()
 	dst := t.TempDir()
-	idx, tidx := indexPaths(logPath)
+	idx, tidx := dumpIndexPaths(logPath)
 	for _, p := range []string{logPath, idx, tidx} {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -254,23 +254,23 @@ func copySegment(t *testing.T, logPath string) string {
 	return filepath.Join(dst, filepath.Base(logPath))
 }
 
-// scannedBatch is what ScanLogFile passed for one batch.
-type scannedBatch struct {
+// dumpScanned is what ScanLogFile passed for one batch.
+type dumpScanned struct {
 	pos, size int64
 	err       error
 }
 
-func scanAll(fsys FS, path string) ([]scannedBatch, error) {
-	var out []scannedBatch
+func dumpScanAll(fsys FS, path string) ([]dumpScanned, error) {
+	var out []dumpScanned
 	err := ScanLogFile(fsys, path, func(pos int64, b []byte, err error) error {
-		out = append(out, scannedBatch{pos, int64(len(b)), err})
+		out = append(out, dumpScanned{pos, int64(len(b)), err})
 		return nil
 	})
 	return out, err
 }
 
-// patchFile applies fn to the bytes of the file at path.
-func patchFile(t *testing.T, path string, fn func([]byte) []byte) {
+// dumpPatchFile applies fn to the bytes of the file at path.
+func dumpPatchFile(t *testing.T, path string, fn func([]byte) []byte) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -284,8 +284,8 @@ func patchFile(t *testing.T, path string, fn func([]byte) []byte) {
 func TestDumpScanLogFileCorrupt(t *testing.T) {
 	fsys := OSFS{}
 	dir, _ := writeDumpTestLog(t, fsys, t.TempDir(), true)
-	orig := segmentPaths(t, fsys, dir)[0]
-	good, err := scanAll(fsys, orig)
+	orig := dumpLogPaths(t, fsys, dir)[0]
+	good, err := dumpScanAll(fsys, orig)
 	if err != nil || len(good) < 4 {
 		t.Fatalf("scan of the good segment: %d batches, %v", len(good), err)
 	}
@@ -296,10 +296,10 @@ func TestDumpScanLogFileCorrupt(t *testing.T) {
 	}
 
 	t.Run("crc", func(t *testing.T) {
-		p := copySegment(t, orig)
+		p := dumpCopySegment(t, orig)
 		bad := good[2]
-		patchFile(t, p, func(d []byte) []byte { d[bad.pos+bad.size-1] ^= 0x40; return d })
-		got, err := scanAll(fsys, p)
+		dumpPatchFile(t, p, func(d []byte) []byte { d[bad.pos+bad.size-1] ^= 0x40; return d })
+		got, err := dumpScanAll(fsys, p)
 		if err != nil || len(got) != len(good) {
 			t.Fatalf("scan: %d batches, %v; want all %d batches", len(got), err, len(good))
 		}
@@ -310,30 +310,30 @@ func TestDumpScanLogFileCorrupt(t *testing.T) {
 		}
 		e := got[2].err
 		if !errors.Is(e, ErrCorrupt) || !errors.Is(e, batch.ErrCorrupt) || !strings.Contains(e.Error(), p) ||
-			!strings.Contains(e.Error(), "position "+itoa(bad.pos)) {
+			!strings.Contains(e.Error(), "position "+strconv.FormatInt(bad.pos, 10)) {
 			t.Errorf("flipped batch: %v", e)
 		}
 	})
 
 	t.Run("magic", func(t *testing.T) {
-		p := copySegment(t, orig)
-		patchFile(t, p, func(d []byte) []byte { d[good[1].pos+16] = 1; return d })
-		got, err := scanAll(fsys, p)
+		p := dumpCopySegment(t, orig)
+		dumpPatchFile(t, p, func(d []byte) []byte { d[good[1].pos+16] = 1; return d })
+		got, err := dumpScanAll(fsys, p)
 		if err != nil || len(got) != len(good) || !errors.Is(got[1].err, batch.ErrUnsupportedMagic) {
 			t.Errorf("magic 1: %d batches, %v, batch 1: %v", len(got), err, got[1].err)
 		}
 	})
 
 	t.Run("torn", func(t *testing.T) {
-		p := copySegment(t, orig)
+		p := dumpCopySegment(t, orig)
 		cut := good[3].pos + 30
-		patchFile(t, p, func(d []byte) []byte { return d[:cut] })
-		got, err := scanAll(fsys, p)
+		dumpPatchFile(t, p, func(d []byte) []byte { return d[:cut] })
+		got, err := dumpScanAll(fsys, p)
 		if len(got) != 3 || !errors.Is(err, ErrCorrupt) || !errors.Is(err, batch.ErrTruncated) ||
-			!strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "position "+itoa(good[3].pos)) {
+			!strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "position "+strconv.FormatInt(good[3].pos, 10)) {
 			t.Errorf("torn at %d: %d batches, %v", cut, len(got), err)
 		}
-		idx, _ := indexPaths(p)
+		idx, _ := dumpIndexPaths(p)
 		if err := CheckOffsetIndex(fsys, idx, p); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("CheckOffsetIndex on a torn log: %v", err)
 		} else {
@@ -342,13 +342,13 @@ func TestDumpScanLogFileCorrupt(t *testing.T) {
 	})
 
 	t.Run("impossible length", func(t *testing.T) {
-		p := copySegment(t, orig)
-		patchFile(t, p, func(d []byte) []byte {
+		p := dumpCopySegment(t, orig)
+		dumpPatchFile(t, p, func(d []byte) []byte {
 			binary.BigEndian.PutUint32(d[good[2].pos+8:], 3)
 			return d
 		})
-		got, err := scanAll(fsys, p)
-		if len(got) != 2 || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "position "+itoa(good[2].pos)) {
+		got, err := dumpScanAll(fsys, p)
+		if len(got) != 2 || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "position "+strconv.FormatInt(good[2].pos, 10)) {
 			t.Errorf("length 3: %d batches, %v", len(got), err)
 		}
 	})
@@ -363,13 +363,11 @@ func TestDumpScanLogFileCorrupt(t *testing.T) {
 	})
 }
 
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
-
 func TestDumpCheckIndexesCorrupt(t *testing.T) {
 	fsys := OSFS{}
 	dir, _ := writeDumpTestLog(t, fsys, t.TempDir(), true)
-	orig := segmentPaths(t, fsys, dir)[0]
-	idx0, _ := indexPaths(orig)
+	orig := dumpLogPaths(t, fsys, dir)[0]
+	idx0, _ := dumpIndexPaths(orig)
 	entries, err := ReadOffsetIndex(fsys, idx0)
 	if err != nil || len(entries) < 3 {
 		t.Fatalf("index of the first segment: %v, %v", entries, err)
@@ -407,8 +405,8 @@ func TestDumpCheckIndexesCorrupt(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := copySegment(t, orig)
-			idx, tidx := indexPaths(p)
+			p := dumpCopySegment(t, orig)
+			idx, tidx := dumpIndexPaths(p)
 			a, err := os.ReadFile(idx)
 			if err != nil {
 				t.Fatal(err)
@@ -418,8 +416,8 @@ func TestDumpCheckIndexesCorrupt(t *testing.T) {
 				t.Fatal(err)
 			}
 			a, b = tc.patch(a, b)
-			patchFile(t, idx, func([]byte) []byte { return a })
-			patchFile(t, tidx, func([]byte) []byte { return b })
+			dumpPatchFile(t, idx, func([]byte) []byte { return a })
+			dumpPatchFile(t, tidx, func([]byte) []byte { return b })
 			err = errors.Join(CheckOffsetIndex(fsys, idx, p), CheckTimeIndex(fsys, tidx, p))
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want ErrCorrupt mentioning %q", err, tc.want)
@@ -428,10 +426,10 @@ func TestDumpCheckIndexesCorrupt(t *testing.T) {
 	}
 }
 
-// detectable reports whether a change of byte at in the log, whose batches
+// dumpDetectable reports whether a change of byte at in the log, whose batches
 // are good, must be caught by a batch's checks: every byte but those of the
 // base offset and the partition leader epoch, which lie outside the CRC.
-func detectable(good []scannedBatch, at int64) bool {
+func dumpDetectable(good []dumpScanned, at int64) bool {
 	for _, b := range good {
 		if at >= b.pos && at < b.pos+b.size {
 			rel := at - b.pos
@@ -447,8 +445,8 @@ func detectable(good []scannedBatch, at int64) bool {
 func TestDumpRandomCorruption(t *testing.T) {
 	fsys := OSFS{}
 	dir, _ := writeDumpTestLog(t, fsys, t.TempDir(), true)
-	orig := segmentPaths(t, fsys, dir)[1]
-	good, err := scanAll(fsys, orig)
+	orig := dumpLogPaths(t, fsys, dir)[1]
+	good, err := dumpScanAll(fsys, orig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,8 +456,8 @@ func TestDumpRandomCorruption(t *testing.T) {
 		boundaries[b.pos+b.size] = true
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	p := copySegment(t, orig)
-	idx, tidx := indexPaths(p)
+	p := dumpCopySegment(t, orig)
+	idx, tidx := dumpIndexPaths(p)
 	originals := map[string][]byte{}
 	for _, f := range []string{p, idx, tidx} {
 		if originals[f], err = os.ReadFile(f); err != nil {
@@ -487,13 +485,13 @@ func TestDumpRandomCorruption(t *testing.T) {
 		if err := os.WriteFile(target, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, scanErr := scanAll(fsys, p)
+		got, scanErr := dumpScanAll(fsys, p)
 		checkErr := errors.Join(CheckOffsetIndex(fsys, idx, p), CheckTimeIndex(fsys, tidx, p))
 		if target != p {
 			continue // index changes need only not panic
 		}
-		found := scanErr != nil || slices.ContainsFunc(got, func(b scannedBatch) bool { return b.err != nil })
-		mustFind := truncate && !boundaries[at] || !truncate && detectable(good, at)
+		found := scanErr != nil || slices.ContainsFunc(got, func(b dumpScanned) bool { return b.err != nil })
+		mustFind := truncate && !boundaries[at] || !truncate && dumpDetectable(good, at)
 		if mustFind && !found {
 			t.Fatalf("round %d: %s at %d of the log went unnoticed (index check: %v)", round, map[bool]string{true: "cut", false: "flip"}[truncate], at, checkErr)
 		}

@@ -5,4 +5,25 @@
 // partition leader epoch in place (both lie outside the CRC) after Validate.
 // Records are decoded only where the broker must look inside (timestamp
 // lookups, compaction, dump-log), with the codecs in compression.go.
+//
+// Files:
+//   - header.go: the fixed header: Size, Validate, ParseHeader, field
+//     accessors, the in-place setters and the CRC.
+//   - split.go: Split cuts a run of batches (a segment, a produce payload).
+//   - records.go, scan.go: Records, ForEachRecord and Timestamp decode and
+//     check the records of one batch.
+//   - compression.go, snappy.go: Compress and Decompress for gzip, snappy
+//     (raw blocks and the Java client's xerial framing), lz4 and zstd, with
+//     pooled coders and a limit on the decompressed size.
+//   - build.go: Build encodes records as a batch, for tests, the compactor
+//     and benchmarks.
+//
+// A caller storing a batch from a producer:
+//  1. cuts the payload with Split and checks each batch with Validate (it
+//     does not allocate);
+//  2. applies its own policy to the header Validate returns (record count
+//     against offsets, producer state, timestamps), decoding records with
+//     ForEachRecord only if that policy needs them;
+//  3. sets the base offset and leader epoch with SetBaseOffset and
+//     SetPartitionLeaderEpoch, which leave the CRC valid, and stores the bytes.
 package batch

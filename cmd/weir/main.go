@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+)
+
+// command is one subcommand of the weir binary.
+type command struct {
+	// name is what follows "weir" on the command line.
+	name string
+	// summary is the one line `weir help` prints beside the name.
+	summary string
+	// run executes the command with the arguments that follow its name. It
+	// writes results to stdout and diagnostics to stderr and returns an
+	// error to fail: a *usageError exits with status 2, flag.ErrHelp with 0,
+	// any other error with 1. It must return once ctx is cancelled.
+	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands is the table of weir's subcommands, in the order `weir help`
+// lists them. Adding a command is one line here plus the file holding its
+// run function; nothing registers itself. The help command is built into
+// run, not listed here.
+var commands = []command{
+	{"version", "print weir's module version and the Go version it was built with", runVersion},
+	// dump-log (cmd/weir/dumplog.go) goes here, one line:
+	// {"dump-log", "print the batches of .log, .index and .timeindex files", runDumpLog},
+	{"dump-log", "print .log, .index and .timeindex segment files as kafka-dump-log.sh does", runDumpLog},
+
+	// bench (cmd/weir/bench*.go) goes here, one line:
+	// {"bench", "...", runBench},
+	{"bench", "run a benchmark or load generator: 'weir bench log' appends to logs on disk", runBench},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal, restore the default action so a second
+		// one ends a command that does not stop.
+		<-ctx.Done()
+		stop()
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches args (the command line without the program name) to a
+// command and returns the process's exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printUsage(stderr)
+		return 2
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		return runHelp(ctx, rest, stdout, stderr)
+	}
+	cmd, ok := lookup(name)
+	if !ok {
+		fmt.Fprintf(stderr, "weir: unknown command %q\n\n", name)
+		printUsage(stderr)
+		return 2
+	}
+	return exitStatus(name, cmd.run(ctx, rest, stdout, stderr), stderr)
+}
+
+// runHelp prints the command list to stdout, or with one argument the
+// flags of that command.
+func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	switch len(args) {
+	case 0:
+		printUsage(stdout)
+		return 0
+	case 1:
+		if _, ok := lookup(args[0]); ok {
+			return run(ctx, []string{args[0], "-h"}, stdout, stderr)
+		}
+		fmt.Fprintf(stderr, "weir help: unknown command %q\n\n", args[0])
+	default:
+		fmt.Fprintf(stderr, "weir help: takes at most one command\n\n")
+	}
+	printUsage(stderr)
+	return 2
+}
+
+// lookup returns the command called name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// printUsage writes the list of commands to w.
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, "weir is a Kafka-wire-compatible message broker.\n\n")
+	fmt.Fprint(w, "usage: weir <command> [flags] [arguments]\n\ncommands:\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+	fmt.Fprintf(tw, "  help\tlist the commands; 'weir help <command>' prints a command's flags\n")
+	for _, c := range commands {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+	}
+	tw.Flush()
+}
+
+// exitStatus reports err, the result of command name, on stderr and maps it
+// to an exit status.
+func exitStatus(name string, err error, stderr io.Writer) int {
+	var uerr *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &uerr):
+		if !uerr.reported {
+			fmt.Fprintf(stderr, "weir %s: %v\nrun 'weir help %s' for usage\n", name, uerr.err, name)
+		}
+		return 2
+	default:
+		fmt.Fprintf(stderr, "weir %s: %v\n", name, err)
+		return 1
+	}
+}
+
+// usageError is a command-line mistake: weir exits with status 2.
+type usageError struct {
+	err error
+	// reported means the message and usage were already printed (by the
+	// flag package).
+	reported bool
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usageErrorf returns a usage error with a formatted message, for a
+// command's own argument checks (a missing FILE, a bad combination).
+func usageErrorf(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+// newFlagSet returns a flag set for command name that returns errors
+// instead of exiting and prints its usage, "usage: weir name argsUsage"
+// followed by the flags, to stderr.
+func newFlagSet(name, argsUsage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: weir %s %s\n", name, argsUsage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args into fs. -h yields flag.ErrHelp (exit status 0);
+// a bad flag yields a usage error, already reported by fs.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return &usageError{err: err, reported: true}
+}
+
+// runVersion prints one line: weir's module version, the Go version that
+// built it, the platform, and the VCS revision when the build recorded one.
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version", "", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	info, _ := debug.ReadBuildInfo()
+	if _, err := fmt.Fprintln(stdout, versionLine(info)); err != nil {
+		return fmt.Errorf("write version: %w", err)
+	}
+	return nil
+}
+
+// versionLine formats the version line from the binary's build info (nil
+// when the binary carries none), e.g. "weir (devel) go1.26.0 linux/amd64".
+func versionLine(info *debug.BuildInfo) string {
+	version, goVersion := "(devel)", runtime.Version()
+	var revision, modified string
+	if info != nil {
+		if info.Main.Version != "" {
+			version = info.Main.Version
+		}
+		if info.GoVersion != "" {
+			goVersion = info.GoVersion
+		}
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				revision = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+	}
+	line := fmt.Sprintf("weir %s %s %s/%s", version, goVersion, runtime.GOOS, runtime.GOARCH)
+	if revision != "" {
+		line += " rev " + revision
+		if modified == "true" {
+			line += " (modified)"
+		}
+	}
+	return line
+}

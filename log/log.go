@@ -163,6 +163,7 @@ func (l *Log) Append(buf []byte, opts AppendOptions) (AppendResult, error) {
 		return AppendResult{}, err
 	}
 	if err := l.writeLocked(batches); err != nil {
+		l.undoAppendLocked(res.FirstOffset)
 		return AppendResult{}, err
 	}
 	res.LogStartOffset = l.logStart
@@ -222,10 +223,24 @@ func (l *Log) placeLocked(batches [][]byte, opts AppendOptions) (AppendResult, e
 	return res, nil
 }
 
+// undoAppendLocked takes back what a failed append wrote, so that an append
+// reported failed is never served (a retry would duplicate it).
+func (l *Log) undoAppendLocked(first int64) {
+	if l.leo > first {
+		if _, err := l.truncateLocked(first); err != nil {
+			l.m.logger.Error("undo failed append", "partition", l.tp.String(), "offset", first, "err", err)
+		}
+	}
+	l.epochs.truncateFromEnd(l.leo)
+}
+
 // writeLocked writes placed batches, rolling segments as needed, and updates
-// indexes, the epoch cache and the log end offset.
+// indexes, the epoch cache and the log end offset. A new leader epoch is
+// checkpointed before the data that carries it.
 func (l *Log) writeLocked(batches [][]byte) error {
-	epochChanged := false
+	if err := l.assignEpochsLocked(batches); err != nil {
+		return err
+	}
 	for len(batches) > 0 {
 		seg := l.active()
 		n := 0 // batches that go into seg
@@ -243,15 +258,25 @@ func (l *Log) writeLocked(batches [][]byte) error {
 		if err := l.writeRun(seg, batches[:n]); err != nil {
 			return err
 		}
-		for _, b := range batches[:n] {
-			if l.epochs.assign(batch.PartitionLeaderEpoch(b), batch.BaseOffset(b)) {
-				epochChanged = true
-			}
-		}
 		batches = batches[n:]
 	}
-	if epochChanged {
-		return l.writeEpochsLocked()
+	return nil
+}
+
+// assignEpochsLocked records the leader epochs the batches start and
+// persists the cache when it changed.
+func (l *Log) assignEpochsLocked(batches [][]byte) error {
+	changed := false
+	for _, b := range batches {
+		if l.epochs.assign(batch.PartitionLeaderEpoch(b), batch.BaseOffset(b)) {
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if err := l.writeEpochsLocked(); err != nil {
+		return fmt.Errorf("append to %s: %w", l.tp, err)
 	}
 	return nil
 }

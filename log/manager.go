@@ -409,6 +409,22 @@ func (m *Manager) writeCheckpointFilesLocked() error {
 	return writeFileAtomic(m.fs, filepath.Join(m.dir, logStartOffsetFile), ls)
 }
 
+// writeRecoveryCheckpoint persists the recovery points now (after a
+// truncation lowered one).
+func (m *Manager) writeRecoveryCheckpoint() error {
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
+	m.mu.Lock()
+	for tp, l := range m.logs {
+		l.mu.RLock()
+		m.recoveryPoints[tp] = min(m.recoveryPoints[tp], l.recoveryPoint)
+		l.mu.RUnlock()
+	}
+	data := encodeOffsetCheckpoint(m.recoveryPoints)
+	m.mu.Unlock()
+	return writeFileAtomic(m.fs, filepath.Join(m.dir, recoveryPointFile), data)
+}
+
 // writeLogStartCheckpoint persists the log start offsets now.
 func (m *Manager) writeLogStartCheckpoint() error {
 	m.checkpointMu.Lock()

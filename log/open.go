@@ -161,51 +161,98 @@ func (l *Log) loadClean() error {
 // recover scans every segment from the one holding recoveryPoint: each
 // batch's length, magic, CRC and offsets are checked and the indexes and
 // epoch cache rebuilt; the log is truncated at the first bad batch and later
-// segments are deleted. Recovered data is then synced.
+// segments are deleted. Unless the log is compacted, offsets must also be
+// contiguous: a roll always starts the next segment at the log end, so a
+// hole means the tail before it never reached the disk (a power cut can make
+// a new segment's name durable before the previous one's data). Recovered
+// data, the directory and the epoch cache are then made durable.
 func (l *Log) recover(recoveryPoint int64) error {
 	from := max(l.segmentFor(recoveryPoint), 0)
-	next := l.segs[from].base
-	if from > 0 {
-		// Offsets continue from the previous segment; its base is a lower bound.
-		next = l.segs[from-1].base
+	next, err := l.endOfSegment(from - 1)
+	if err != nil {
+		return err
 	}
 	for i := from; i < len(l.segs); i++ {
 		seg := l.segs[i]
 		end, last, err := l.recoverSegment(seg, next)
 		if last >= 0 {
 			next = last + 1
-		} else {
+		} else if l.cfg.CleanupCompact || i == 0 {
 			next = max(next, seg.base)
 		}
-		if err == nil {
+		if err == nil && (seg.size > 0 || seg.base <= next || i == 0) {
 			continue
 		}
-		l.m.logger.Warn("found invalid data, truncating log", "partition", l.tp.String(), "segment", seg.logPath, "position", end, "reason", err)
-		if terr := l.truncateSegmentFile(seg, end); terr != nil {
-			return terr
+		if err == nil {
+			// An empty segment past a hole: its predecessor's tail was lost.
+			err = fmt.Errorf("%w: %s: empty segment based at %d after the log ends at %d", ErrCorrupt, seg.logPath, seg.base, next)
 		}
-		for _, gone := range l.segs[i+1:] {
+		l.m.logger.Warn("found invalid data, truncating log", "partition", l.tp.String(), "segment", seg.logPath, "position", end, "reason", err)
+		keep := i + 1
+		if end == 0 && i > 0 {
+			keep = i // nothing valid in it: drop the segment itself
+		}
+		if keep > i {
+			if terr := l.truncateSegmentFile(seg, end); terr != nil {
+				return terr
+			}
+		}
+		for _, gone := range l.segs[keep:] {
 			if derr := l.deleteSegmentFiles(gone); derr != nil {
 				return derr
 			}
 		}
-		l.segs = l.segs[:i+1]
+		l.segs = l.segs[:keep]
 		break
 	}
+	from = min(from, len(l.segs)-1)
 	for _, seg := range l.segs[from : len(l.segs)-1] {
 		seg.sealTimeIndex() // rolled segments end with their max timestamp
 	}
-	l.leo = next
-	if len(l.segs) > 1 && l.active().size == 0 && l.active().base > next {
-		l.leo = l.active().base
-	}
+	l.leo = max(next, l.active().base)
 	for _, seg := range l.segs[from:] {
 		if err := l.syncSegment(seg); err != nil {
 			return fmt.Errorf("recover %s: %w", l.dir, err)
 		}
 		seg.synced = seg.size
 	}
-	return nil
+	// Names the crashed process created may not be durable yet.
+	l.dirDirty = true
+	if err := l.syncDirIfDirty(); err != nil {
+		return err
+	}
+	if err := l.m.fs.SyncDir(l.m.dir); err != nil {
+		return fmt.Errorf("recover %s: %w", l.dir, err)
+	}
+	l.epochs.truncateFromEnd(l.leo)
+	return l.writeEpochsLocked()
+}
+
+// endOfSegment returns the offset after the last batch of segment i (trusted,
+// below the recovery point), or the first segment's base for i < 0.
+func (l *Log) endOfSegment(i int) (int64, error) {
+	if i < 0 {
+		return l.segs[0].base, nil
+	}
+	seg := l.segs[i]
+	if err := l.ensureLoaded(seg); err != nil {
+		return 0, err
+	}
+	_, pos := seg.index.lookupOffset(math.MaxInt64)
+	cf, err := l.m.files.acquire(seg.logPath, false)
+	if err != nil {
+		return 0, err
+	}
+	defer l.m.files.release(cf)
+	end := seg.base
+	sc := newBatchScanner(cf.f, seg.logPath, pos, seg.size, false)
+	for _, b, ok := sc.next(); ok; _, b, ok = sc.next() {
+		end = batch.LastOffset(b) + 1
+	}
+	if sc.err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrCorrupt, sc.err)
+	}
+	return end, nil
 }
 
 // recoverSegment validates seg's batches from position 0 and rebuilds its
@@ -227,7 +274,8 @@ func (l *Log) recoverSegment(seg *segment, next int64) (int64, int64, error) {
 			return p, last, fmt.Errorf("%w: %s at position %d: %v", ErrCorrupt, seg.logPath, p, err)
 		}
 		base := batch.BaseOffset(b)
-		if base < next || base < seg.base || !seg.fitsOffset(batch.LastOffset(b)) {
+		gap := base != next && !l.cfg.CleanupCompact
+		if base < next || gap || base < seg.base || !seg.fitsOffset(batch.LastOffset(b)) {
 			return p, last, fmt.Errorf("%w: %s at position %d: batch offsets [%d, %d] do not follow %d in a segment based at %d",
 				ErrCorrupt, seg.logPath, p, base, batch.LastOffset(b), next, seg.base)
 		}

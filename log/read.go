@@ -87,9 +87,27 @@ func (l *Log) readSegment(seg *segment, offset, maxOffset int64, maxBytes int) (
 		if err := readFull(cf.f, buf, start, seg.logPath); err != nil {
 			return nil, err
 		}
-		return buf, nil
+		end = first
 	}
-	return buf[:end], nil
+	return verifyServed(buf[:end], seg.logPath, start)
+}
+
+// verifyServed checks every batch about to be served (CRC-32C, hardware
+// accelerated): data on disk can rot after it was validated, and a corrupt
+// batch is never served. It returns the valid prefix, or an error when the
+// first batch is bad.
+func verifyServed(data []byte, path string, pos int64) ([]byte, error) {
+	for off := 0; off < len(data); {
+		size, _ := batch.Size(data[off:])
+		if _, err := batch.Validate(data[off : off+size]); err != nil {
+			if off == 0 {
+				return nil, fmt.Errorf("%w: %s at position %d: %v", ErrCorrupt, path, pos, err)
+			}
+			return data[:off], nil
+		}
+		off += size
+	}
+	return data, nil
 }
 
 // findBatch returns the position of the first batch in seg whose last offset

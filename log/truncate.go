@@ -12,16 +12,33 @@ import (
 // return.
 func (l *Log) TruncateTo(offset int64) (int64, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
+		l.mu.Unlock()
 		return 0, fmt.Errorf("truncate %s: %w", l.tp, ErrClosed)
 	}
 	if offset < 0 {
+		l.mu.Unlock()
 		return 0, fmt.Errorf("truncate %s to %d: %w", l.tp, offset, ErrInvalidOffset)
 	}
 	if offset >= l.leo {
+		defer l.mu.Unlock()
 		return l.leo, nil
 	}
+	end, err := l.truncateLocked(offset)
+	l.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	// The checkpointed recovery point may lie past the new end: lower it
+	// durably, or a crash would trust index files the cut made stale.
+	if err := l.m.writeRecoveryCheckpoint(); err != nil {
+		return 0, fmt.Errorf("truncate %s to %d: %w", l.tp, offset, err)
+	}
+	return end, nil
+}
+
+// truncateLocked cuts the log below its end; see TruncateTo.
+func (l *Log) truncateLocked(offset int64) (int64, error) {
 	if offset <= l.logStart {
 		return offset, l.truncateFullyLocked(offset)
 	}
@@ -55,7 +72,9 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 	if err := l.rescanAfterCut(seg); err != nil {
 		return 0, err
 	}
-	l.afterTruncateLocked(newEnd)
+	if err := l.afterTruncateLocked(newEnd); err != nil {
+		return 0, err
+	}
 	if err := l.syncDirIfDirty(); err != nil {
 		return 0, err
 	}
@@ -90,15 +109,14 @@ func (l *Log) rescanAfterCut(seg *segment) error {
 
 // afterTruncateLocked updates offsets, flush state and the epoch cache after
 // the log end moved back to end.
-func (l *Log) afterTruncateLocked(end int64) {
+func (l *Log) afterTruncateLocked(end int64) error {
 	l.leo = end
 	l.flushed = min(l.flushed, end)
 	l.recoveryPoint = min(l.recoveryPoint, end)
 	if l.epochs.truncateFromEnd(end) {
-		if err := l.writeEpochsLocked(); err != nil {
-			l.m.logger.Warn("write leader epoch checkpoint", "partition", l.tp.String(), "err", err)
-		}
+		return l.writeEpochsLocked()
 	}
+	return nil
 }
 
 // truncateFullyLocked deletes every segment and restarts the log empty at
@@ -115,7 +133,9 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	}
 	l.segs = []*segment{seg}
 	l.logStart = offset
-	l.afterTruncateLocked(offset)
+	if err := l.afterTruncateLocked(offset); err != nil {
+		return err
+	}
 	l.epochs.truncateFromStart(offset)
 	if err := l.writeEpochsLocked(); err != nil {
 		return err

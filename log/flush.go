@@ -1,7 +1,9 @@
 package log
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 )
 
@@ -124,11 +126,26 @@ func (l *Log) flushCounted() (bool, error) {
 // syncSegment fsyncs one segment's .log file.
 func (l *Log) syncSegment(seg *segment) error {
 	cf, err := l.m.files.acquire(seg.logPath, false)
+	if errors.Is(err, fs.ErrNotExist) && l.segmentGone(seg) {
+		return nil // deleted by retention, truncation or a compaction swap
+	}
 	if err != nil {
 		return err
 	}
 	defer l.m.files.release(cf)
 	return cf.f.Sync()
+}
+
+// segmentGone reports whether seg is no longer one of the log's segments.
+func (l *Log) segmentGone(seg *segment) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, s := range l.segs {
+		if s == seg {
+			return false
+		}
+	}
+	return true
 }
 
 // syncer is the node's one fsync goroutine: each round it flushes every log

@@ -425,6 +425,23 @@ func (m *Manager) writeRecoveryCheckpoint() error {
 	return writeFileAtomic(m.fs, filepath.Join(m.dir, recoveryPointFile), data)
 }
 
+// writeCleanerCheckpoint sets tp's cleaner offset (or only lowers it, with
+// lower) and persists cleaner-offset-checkpoint when it changed.
+func (m *Manager) writeCleanerCheckpoint(tp TopicPartition, offset int64, lower bool) error {
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
+	m.mu.Lock()
+	old, ok := m.cleanerOffsets[tp]
+	if lower && (!ok || old <= offset) {
+		m.mu.Unlock()
+		return nil
+	}
+	m.cleanerOffsets[tp] = offset
+	data := encodeOffsetCheckpoint(m.cleanerOffsets)
+	m.mu.Unlock()
+	return writeFileAtomic(m.fs, filepath.Join(m.dir, cleanerOffsetFile), data)
+}
+
 // writeLogStartCheckpoint persists the log start offsets now.
 func (m *Manager) writeLogStartCheckpoint() error {
 	m.checkpointMu.Lock()

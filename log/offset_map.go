@@ -1,7 +1,18 @@
 package log
 
 import (
+	"errors"
+	"sort"
+
 	"github.com/cespare/xxhash/v2"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/weirmq/weir/log/batch"
+)
+
+// Sentinels that end a scan of the dirty range early.
+var (
+	errMapFull = errors.New("offset map full")
+	errStop    = errors.New("stop scan")
 )
 
 // offsetMap is the cleaner's key-to-offset map: a fixed-size open-addressing
@@ -134,4 +145,72 @@ func isPrime(n uint64) bool {
 		}
 	}
 	return true
+}
+
+// buildMap maps the keys of the dirty range to their latest offsets, until
+// the range ends or the map is full, and sets mapEnd.
+func (p *cleanPass) buildMap() error {
+	p.c.offsets.reset()
+	p.mapEnd = p.firstDirty
+	if p.firstDirty >= p.end {
+		return nil
+	}
+	full := false
+	for i := max(segIndex(p.snap, p.firstDirty), 0); i < len(p.snap) && p.snap[i].base < p.end && !full; i++ {
+		seg := p.snap[i]
+		err := p.scanSegment(seg, p.sizes[i], true, func(pos int64, b []byte) error {
+			if batch.BaseOffset(b) >= p.end {
+				return errStop
+			}
+			return p.mapBatch(seg, pos, b)
+		})
+		switch {
+		case errors.Is(err, errMapFull):
+			full = true
+		case err != nil && !errors.Is(err, errStop):
+			return err
+		}
+	}
+	if !full {
+		p.mapEnd = p.end
+	}
+	p.stats.MapKeys, p.stats.MapFill = p.c.offsets.size(), p.c.offsets.fill()
+	return nil
+}
+
+// mapBatch puts the keyed records of one batch at or past firstDirty in the
+// map (transaction markers have no keys to map) and moves mapEnd past it.
+// When the map fills, mapEnd stops at the first record left out and it
+// returns errMapFull.
+func (p *cleanPass) mapBatch(seg *segment, pos int64, b []byte) error {
+	base, last := batch.BaseOffset(b), batch.LastOffset(b)
+	if last < p.firstDirty {
+		return nil
+	}
+	if batch.Attributes(b)&batch.ControlBit == 0 {
+		err := batch.ForEachRecord(b, maxDecodeBytes, func(r *kmsg.Record) error {
+			off := base + int64(r.OffsetDelta)
+			if off < p.firstDirty || r.Key == nil {
+				return nil
+			}
+			if !p.c.offsets.put(r.Key, off) {
+				p.mapEnd = off
+				return errMapFull
+			}
+			return nil
+		})
+		if errors.Is(err, errMapFull) {
+			return err
+		}
+		if err != nil {
+			return p.corrupt(seg, pos, err)
+		}
+	}
+	p.mapEnd = last + 1
+	return nil
+}
+
+// segIndex is the index of the segment of segs holding offset, or -1.
+func segIndex(segs []*segment, offset int64) int {
+	return sort.Search(len(segs), func(i int) bool { return segs[i].base > offset }) - 1
 }

@@ -34,6 +34,10 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 	if err := l.m.writeRecoveryCheckpoint(); err != nil {
 		return 0, fmt.Errorf("truncate %s to %d: %w", l.tp, offset, err)
 	}
+	// Data appended past the cut is dirty again for the cleaner.
+	if err := l.m.writeCleanerCheckpoint(l.tp, end, true); err != nil {
+		return 0, fmt.Errorf("truncate %s to %d: %w", l.tp, offset, err)
+	}
 	return end, nil
 }
 

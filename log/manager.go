@@ -394,35 +394,42 @@ func (m *Manager) Checkpoint() error {
 // writeCheckpointFilesLocked records every log's recovery point and start
 // offset; the caller holds checkpointMu.
 func (m *Manager) writeCheckpointFilesLocked() error {
+	err := m.persistOffsetsLocked(recoveryPointFile, m.recoveryPoints, func(l *Log, _ int64) int64 { return l.recoveryPoint })
+	if err != nil {
+		return err
+	}
+	return m.persistOffsetsLocked(logStartOffsetFile, m.logStarts, func(l *Log, _ int64) int64 { return l.logStart })
+}
+
+// persistOffsetsLocked sets each open log's entry in offsets to value(log,
+// previous entry) and writes them as the checkpoint file name; the caller
+// holds checkpointMu.
+func (m *Manager) persistOffsetsLocked(name string, offsets map[TopicPartition]int64, value func(l *Log, old int64) int64) error {
 	m.mu.Lock()
 	for tp, l := range m.logs {
 		l.mu.RLock()
-		m.recoveryPoints[tp] = l.recoveryPoint
-		m.logStarts[tp] = l.logStart
+		offsets[tp] = value(l, offsets[tp])
 		l.mu.RUnlock()
 	}
-	rp, ls := encodeOffsetCheckpoint(m.recoveryPoints), encodeOffsetCheckpoint(m.logStarts)
+	data := encodeOffsetCheckpoint(offsets)
 	m.mu.Unlock()
-	if err := writeFileAtomic(m.fs, filepath.Join(m.dir, recoveryPointFile), rp); err != nil {
-		return err
-	}
-	return writeFileAtomic(m.fs, filepath.Join(m.dir, logStartOffsetFile), ls)
+	return writeFileAtomic(m.fs, filepath.Join(m.dir, name), data)
 }
 
 // writeRecoveryCheckpoint persists the recovery points now (after a
-// truncation lowered one).
+// truncation lowered one); an entry never rises here, since only Checkpoint
+// makes the indexes durable.
 func (m *Manager) writeRecoveryCheckpoint() error {
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
-	m.mu.Lock()
-	for tp, l := range m.logs {
-		l.mu.RLock()
-		m.recoveryPoints[tp] = min(m.recoveryPoints[tp], l.recoveryPoint)
-		l.mu.RUnlock()
-	}
-	data := encodeOffsetCheckpoint(m.recoveryPoints)
-	m.mu.Unlock()
-	return writeFileAtomic(m.fs, filepath.Join(m.dir, recoveryPointFile), data)
+	return m.persistOffsetsLocked(recoveryPointFile, m.recoveryPoints, func(l *Log, old int64) int64 { return min(old, l.recoveryPoint) })
+}
+
+// writeLogStartCheckpoint persists the log start offsets now.
+func (m *Manager) writeLogStartCheckpoint() error {
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
+	return m.persistOffsetsLocked(logStartOffsetFile, m.logStarts, func(l *Log, _ int64) int64 { return l.logStart })
 }
 
 // writeCleanerCheckpoint sets tp's cleaner offset (or only lowers it, with
@@ -440,21 +447,6 @@ func (m *Manager) writeCleanerCheckpoint(tp TopicPartition, offset int64, lower 
 	data := encodeOffsetCheckpoint(m.cleanerOffsets)
 	m.mu.Unlock()
 	return writeFileAtomic(m.fs, filepath.Join(m.dir, cleanerOffsetFile), data)
-}
-
-// writeLogStartCheckpoint persists the log start offsets now.
-func (m *Manager) writeLogStartCheckpoint() error {
-	m.checkpointMu.Lock()
-	defer m.checkpointMu.Unlock()
-	m.mu.Lock()
-	for tp, l := range m.logs {
-		l.mu.RLock()
-		m.logStarts[tp] = l.logStart
-		l.mu.RUnlock()
-	}
-	data := encodeOffsetCheckpoint(m.logStarts)
-	m.mu.Unlock()
-	return writeFileAtomic(m.fs, filepath.Join(m.dir, logStartOffsetFile), data)
 }
 
 // checkpointIndexes makes the index entries of flushed data durable and moves

@@ -187,10 +187,12 @@ func splitAndValidate(buf []byte) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	pos := 0
 	for i, b := range batches {
 		if _, err := batch.Validate(b); err != nil {
-			return nil, fmt.Errorf("batch %d: %w", i, err)
+			return nil, fmt.Errorf("batch %d at byte %d: %w", i, pos, err)
 		}
+		pos += len(b)
 	}
 	return batches, nil
 }
@@ -454,7 +456,7 @@ func (l *Log) rescanTail(seg *segment) error {
 	seg.sinceIdx = seg.size - pos
 	seg.tsKnown = true
 	if sc.err != nil {
-		return fmt.Errorf("%w: %v", ErrCorrupt, sc.err)
+		return fmt.Errorf("%w: %w", ErrCorrupt, sc.err)
 	}
 	return nil
 }
@@ -477,7 +479,7 @@ func (l *Log) rebuildIndexes(seg *segment) error {
 	}
 	if sc.err != nil {
 		seg.size = size
-		return fmt.Errorf("rebuild index of %s: %w: %v", seg.logPath, ErrCorrupt, sc.err)
+		return fmt.Errorf("rebuild index of %s: %w: %w", seg.logPath, ErrCorrupt, sc.err)
 	}
 	seg.size = size
 	if seg != l.active() {

@@ -36,11 +36,18 @@ func (m *Manager) loadLog(tp TopicPartition, dir string, cfg Config) (*Log, erro
 		l.segs = append(l.segs, seg)
 	}
 	sort.Slice(l.segs, func(i, j int) bool { return l.segs[i].base < l.segs[j].base })
-	if err := l.loadEpochs(); err != nil {
-		return nil, err
-	}
 	logStart, hasStart := m.logStarts[tp]
 	recoveryPoint, hasRecovery := m.recoveryPoints[tp]
+	// A lost epoch checkpoint is rebuilt from the segments recovery will not
+	// scan (recovery assigns epochs from the batches it validates).
+	trusted := len(l.segs)
+	if !m.cleanShutdown || !hasRecovery {
+		trusted = max(l.segmentFor(recoveryPoint), 0)
+	}
+	rebuilt, err := l.loadEpochs(trusted)
+	if err != nil {
+		return nil, err
+	}
 	if len(l.segs) == 0 {
 		seg, err := l.createSegment(logStart)
 		if err != nil {
@@ -71,7 +78,7 @@ func (m *Manager) loadLog(tp TopicPartition, dir string, cfg Config) (*Log, erro
 	l.flushed, l.recoveryPoint = l.leo, l.leo
 	a := l.epochs.truncateFromEnd(l.leo)
 	b := l.epochs.truncateFromStart(l.logStart)
-	if a || b {
+	if a || b || rebuilt && len(l.epochs.entries) > 0 {
 		if err := l.writeEpochsLocked(); err != nil {
 			return nil, err
 		}
@@ -108,23 +115,46 @@ func (m *Manager) removeLeftovers(dir string, names []string) ([]string, error) 
 	return names, nil
 }
 
-// loadEpochs reads leader-epoch-checkpoint; a missing file is an empty cache,
-// a corrupt one is rebuilt by recovery.
-func (l *Log) loadEpochs() error {
+// loadEpochs reads leader-epoch-checkpoint. A missing or unreadable file is
+// rebuilt from the batch headers of the first trusted segments.
+func (l *Log) loadEpochs(trusted int) (rebuilt bool, err error) {
 	path := filepath.Join(l.dir, epochCheckpoint)
 	data, err := readFile(l.m.fs, path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("open log %s: %w", l.dir, err)
 	}
-	if err != nil {
-		return fmt.Errorf("open log %s: %w", l.dir, err)
+	if err == nil {
+		c, derr := decodeEpochCheckpoint(path, data)
+		if derr == nil {
+			l.epochs = c
+			return false, nil
+		}
+		l.m.logger.Warn("rebuilding leader epoch checkpoint", "reason", derr)
 	}
-	c, err := decodeEpochCheckpoint(path, data)
-	if err != nil {
-		l.m.logger.Warn("ignoring leader epoch checkpoint", "reason", err)
-		return nil
+	return true, l.rebuildEpochs(l.segs[:trusted])
+}
+
+// rebuildEpochs reads the batch headers of segs to rebuild the epoch cache;
+// a corrupt tail is left for recovery to judge.
+func (l *Log) rebuildEpochs(segs []*segment) error {
+	l.epochs = epochCache{}
+	for _, seg := range segs {
+		if seg.size == 0 {
+			continue
+		}
+		cf, err := l.m.files.acquire(seg.logPath, false)
+		if err != nil {
+			return err
+		}
+		sc := newBatchScanner(cf.f, seg.logPath, 0, seg.size, false)
+		for _, b, ok := sc.next(); ok; _, b, ok = sc.next() {
+			l.epochs.assign(batch.PartitionLeaderEpoch(b), batch.BaseOffset(b))
+		}
+		l.m.files.release(cf)
+		if sc.err != nil {
+			break
+		}
 	}
-	l.epochs = c
 	return nil
 }
 
@@ -147,13 +177,22 @@ func (l *Log) loadClean() error {
 		return err
 	}
 	defer l.m.files.release(cf)
+	// The log end comes from the last batch: check the tail's batches
+	// (at most one index interval) as recovery would, so a damaged header
+	// never sets it.
 	l.leo = seg.base
-	sc := newBatchScanner(cf.f, seg.logPath, pos, seg.size, false)
-	for _, b, ok := sc.next(); ok; _, b, ok = sc.next() {
+	sc := newBatchScanner(cf.f, seg.logPath, pos, seg.size, true)
+	for p, b, ok := sc.next(); ok; p, b, ok = sc.next() {
+		if _, err := batch.Validate(b); err != nil {
+			return fmt.Errorf("%w: %s at position %d: %w", ErrCorrupt, seg.logPath, p, err)
+		}
+		if base := batch.BaseOffset(b); base < l.leo || base != l.leo && p > pos && !l.cfg.CleanupCompact {
+			return fmt.Errorf("%w: %s at position %d: batch at offset %d does not follow %d", ErrCorrupt, seg.logPath, p, base, l.leo)
+		}
 		l.leo = batch.LastOffset(b) + 1
 	}
 	if sc.err != nil {
-		return fmt.Errorf("%w: %v", ErrCorrupt, sc.err)
+		return fmt.Errorf("%w: %w", ErrCorrupt, sc.err)
 	}
 	return nil
 }
@@ -169,8 +208,11 @@ func (l *Log) loadClean() error {
 func (l *Log) recover(recoveryPoint int64) error {
 	from := max(l.segmentFor(recoveryPoint), 0)
 	next, err := l.endOfSegment(from - 1)
-	if err != nil {
-		return err
+	for err != nil {
+		// The segment below the recovery point is damaged too: scan it.
+		l.m.logger.Warn("recovering from an earlier segment", "partition", l.tp.String(), "reason", err)
+		from--
+		next, err = l.endOfSegment(from - 1)
 	}
 	for i := from; i < len(l.segs); i++ {
 		seg := l.segs[i]
@@ -250,7 +292,7 @@ func (l *Log) endOfSegment(i int) (int64, error) {
 		end = batch.LastOffset(b) + 1
 	}
 	if sc.err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrCorrupt, sc.err)
+		return 0, fmt.Errorf("%w: %w", ErrCorrupt, sc.err)
 	}
 	return end, nil
 }
@@ -271,7 +313,7 @@ func (l *Log) recoverSegment(seg *segment, next int64) (int64, int64, error) {
 	sc := newBatchScanner(cf.f, seg.logPath, 0, size, true)
 	for p, b, ok := sc.next(); ok; p, b, ok = sc.next() {
 		if _, err := batch.Validate(b); err != nil {
-			return p, last, fmt.Errorf("%w: %s at position %d: %v", ErrCorrupt, seg.logPath, p, err)
+			return p, last, fmt.Errorf("%w: %s at position %d: %w", ErrCorrupt, seg.logPath, p, err)
 		}
 		base := batch.BaseOffset(b)
 		gap := base != next && !l.cfg.CleanupCompact

@@ -68,7 +68,7 @@ func (l *Log) readSegment(seg *segment, offset, maxOffset int64, maxBytes int) (
 	for end+batch.LengthPrefix <= len(buf) {
 		size, err := batch.Size(buf[end:])
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s at position %d: %v", ErrCorrupt, seg.logPath, start+int64(end), err)
+			return nil, fmt.Errorf("%w: %s at position %d: %w", ErrCorrupt, seg.logPath, start+int64(end), err)
 		}
 		if batch.BaseOffset(buf[end:]) >= maxOffset {
 			break
@@ -101,7 +101,7 @@ func verifyServed(data []byte, path string, pos int64) ([]byte, error) {
 		size, _ := batch.Size(data[off:])
 		if _, err := batch.Validate(data[off : off+size]); err != nil {
 			if off == 0 {
-				return nil, fmt.Errorf("%w: %s at position %d: %v", ErrCorrupt, path, pos, err)
+				return nil, fmt.Errorf("%w: %s at position %d: %w", ErrCorrupt, path, pos, err)
 			}
 			return data[:off], nil
 		}
@@ -126,7 +126,7 @@ func (l *Log) findBatch(seg *segment, offset int64) (int64, bool, error) {
 		}
 	}
 	if sc.err != nil {
-		return 0, false, fmt.Errorf("%w: %v", ErrCorrupt, sc.err)
+		return 0, false, fmt.Errorf("%w: %w", ErrCorrupt, sc.err)
 	}
 	return 0, false, nil
 }

@@ -166,34 +166,12 @@ func (l *Log) writeEpochsLocked() error {
 // loadClean opens a cleanly shut down log: indexes are trusted (and checked
 // when loaded); only the active segment's tail is read to find the log end.
 func (l *Log) loadClean() error {
-	seg := l.active()
 	l.leo = math.MaxInt64 // unknown until the tail is read: no bound for index checks
-	if err := l.ensureLoaded(seg); err != nil {
-		return err
-	}
-	_, pos := seg.index.lookupOffset(1<<63 - 1)
-	cf, err := l.m.files.acquire(seg.logPath, false)
+	end, err := l.endOfSegment(len(l.segs) - 1)
 	if err != nil {
 		return err
 	}
-	defer l.m.files.release(cf)
-	// The log end comes from the last batch: check the tail's batches
-	// (at most one index interval) as recovery would, so a damaged header
-	// never sets it.
-	l.leo = seg.base
-	sc := newBatchScanner(cf.f, seg.logPath, pos, seg.size, true)
-	for p, b, ok := sc.next(); ok; p, b, ok = sc.next() {
-		if _, err := batch.Validate(b); err != nil {
-			return fmt.Errorf("%w: %s at position %d: %w", ErrCorrupt, seg.logPath, p, err)
-		}
-		if base := batch.BaseOffset(b); base < l.leo || base != l.leo && p > pos && !l.cfg.CleanupCompact {
-			return fmt.Errorf("%w: %s at position %d: batch at offset %d does not follow %d", ErrCorrupt, seg.logPath, p, base, l.leo)
-		}
-		l.leo = batch.LastOffset(b) + 1
-	}
-	if sc.err != nil {
-		return fmt.Errorf("%w: %w", ErrCorrupt, sc.err)
-	}
+	l.leo = end
 	return nil
 }
 
@@ -286,9 +264,22 @@ func (l *Log) endOfSegment(i int) (int64, error) {
 		return 0, err
 	}
 	defer l.m.files.release(cf)
+	// The end comes from the last batch: check the tail (at most one index
+	// interval) as recovery would, so a damaged header never sets it.
+	chain := l.newOffsetChain(seg)
+	chain.end = math.MaxInt64
+	if pos == 0 && !chain.gaps {
+		chain.prev = seg.base - 1
+	}
 	end := seg.base
-	sc := newBatchScanner(cf.f, seg.logPath, pos, seg.size, false)
-	for _, b, ok := sc.next(); ok; _, b, ok = sc.next() {
+	sc := newBatchScanner(cf.f, seg.logPath, pos, seg.size, true)
+	for p, b, ok := sc.next(); ok; p, b, ok = sc.next() {
+		if _, err := batch.Validate(b); err != nil {
+			return 0, fmt.Errorf("%w: %s at position %d: %w", ErrCorrupt, seg.logPath, p, err)
+		}
+		if err := chain.check(p, b); err != nil {
+			return 0, err
+		}
 		end = batch.LastOffset(b) + 1
 	}
 	if sc.err != nil {

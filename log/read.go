@@ -50,7 +50,7 @@ func (l *Log) readSegment(seg *segment, offset, maxOffset int64, maxBytes int) (
 	if err := l.ensureLoadedShared(seg); err != nil {
 		return nil, err
 	}
-	start, ok, err := l.findBatch(seg, offset)
+	start, chain, ok, err := l.findBatch(seg, offset)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -89,19 +89,57 @@ func (l *Log) readSegment(seg *segment, offset, maxOffset int64, maxBytes int) (
 		}
 		end = first
 	}
-	return verifyServed(buf[:end], seg.logPath, start)
+	return chain.verifyServed(buf[:end], start)
 }
 
-// verifyServed checks every batch about to be served (CRC-32C, hardware
-// accelerated): data on disk can rot after it was validated, and a corrupt
-// batch is never served. It returns the valid prefix, or an error when the
-// first batch is bad.
-func verifyServed(data []byte, path string, pos int64) ([]byte, error) {
+// offsetChain checks, batch by batch, that offsets in a segment are where
+// they must be: inside the segment's range, ascending, and (unless the log
+// is compacted) without gaps. Base offsets lie outside the CRC, so this is
+// what catches a damaged one before it is served.
+type offsetChain struct {
+	path string
+	base int64 // the segment's base offset
+	end  int64 // offsets stay below: the next segment's base or the log end
+	gaps bool  // compacted: gaps between batches are legal
+	prev int64 // last offset of the previous batch, -1 when unknown
+}
+
+func (l *Log) newOffsetChain(seg *segment) *offsetChain {
+	return &offsetChain{path: seg.logPath, base: seg.base, end: l.nextOffsetAfter(seg), gaps: l.cfg.CleanupCompact, prev: -1}
+}
+
+// check accounts the batch at pos (at least its header).
+func (c *offsetChain) check(pos int64, b []byte) error {
+	base, last := batch.BaseOffset(b), batch.LastOffset(b)
+	ok := base >= c.base && last >= base && last < c.end
+	if c.prev >= 0 {
+		ok = ok && base > c.prev && (c.gaps || base == c.prev+1)
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s at position %d: batch offsets [%d, %d] out of place (previous batch ends at %d, segment holds [%d, %d))",
+			ErrCorrupt, c.path, pos, base, last, c.prev, c.base, c.end)
+	}
+	c.prev = last
+	return nil
+}
+
+// verifyServed checks every batch about to be served: its CRC-32C (hardware
+// accelerated; data on disk can rot after it was validated) and its place in
+// the offset chain. It returns the valid prefix, or an error when the first
+// batch is bad.
+func (c *offsetChain) verifyServed(data []byte, pos int64) ([]byte, error) {
 	for off := 0; off < len(data); {
 		size, _ := batch.Size(data[off:])
-		if _, err := batch.Validate(data[off : off+size]); err != nil {
+		b := data[off : off+size]
+		_, err := batch.Validate(b)
+		if err == nil {
+			err = c.check(pos+int64(off), b)
+		} else {
+			err = fmt.Errorf("%w: %s at position %d: %w", ErrCorrupt, c.path, pos+int64(off), err)
+		}
+		if err != nil {
 			if off == 0 {
-				return nil, fmt.Errorf("%w: %s at position %d: %w", ErrCorrupt, path, pos, err)
+				return nil, err
 			}
 			return data[:off], nil
 		}
@@ -111,24 +149,36 @@ func verifyServed(data []byte, path string, pos int64) ([]byte, error) {
 }
 
 // findBatch returns the position of the first batch in seg whose last offset
-// is >= offset, via the index and a scan of at most one index interval.
-func (l *Log) findBatch(seg *segment, offset int64) (int64, bool, error) {
-	_, pos := seg.index.lookupOffset(offset)
+// is >= offset, via the index and a scan of at most one index interval, and
+// the offset chain up to it (the batch itself not yet checked).
+func (l *Log) findBatch(seg *segment, offset int64) (int64, *offsetChain, bool, error) {
+	idxOff, pos := seg.index.lookupOffset(offset)
+	chain := l.newOffsetChain(seg)
+	if pos == 0 && !chain.gaps {
+		chain.prev = seg.base - 1 // the first batch starts at the base
+	}
 	cf, err := l.m.files.acquire(seg.logPath, false)
 	if err != nil {
-		return 0, false, err
+		return 0, nil, false, err
 	}
 	defer l.m.files.release(cf)
 	sc := newBatchScanner(cf.f, seg.logPath, pos, seg.size, false)
 	for p, b, ok := sc.next(); ok; p, b, ok = sc.next() {
+		if p == pos && pos > 0 && batch.LastOffset(b) != idxOff {
+			return 0, nil, false, fmt.Errorf("%w: %s at position %d: batch ends at %d, its index entry says %d",
+				ErrCorrupt, seg.logPath, p, batch.LastOffset(b), idxOff)
+		}
 		if batch.LastOffset(b) >= offset {
-			return p, true, nil
+			return p, chain, true, nil
+		}
+		if err := chain.check(p, b); err != nil {
+			return 0, nil, false, err
 		}
 	}
 	if sc.err != nil {
-		return 0, false, fmt.Errorf("%w: %w", ErrCorrupt, sc.err)
+		return 0, nil, false, fmt.Errorf("%w: %w", ErrCorrupt, sc.err)
 	}
-	return 0, false, nil
+	return 0, nil, false, nil
 }
 
 // ensureLoadedShared loads a segment's indexes from a reader holding the

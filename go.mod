@@ -9,4 +9,11 @@ require (
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 )
 
-require github.com/twmb/franz-go v1.22.3 // indirect
+require (
+	github.com/cockroachdb/datadriven v1.0.3 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
+	github.com/twmb/franz-go v1.22.3 // indirect
+	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
+	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+)

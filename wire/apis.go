@@ -1,0 +1,103 @@
+package wire
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// VersionRange is an inclusive range of API versions.
+type VersionRange struct {
+	Min, Max int16
+}
+
+// Contains reports whether v lies in the range.
+func (r VersionRange) Contains(v int16) bool { return r.Min <= v && v <= r.Max }
+
+// API is one row of the table of Kafka APIs the server offers.
+type API struct {
+	// Key is the API key.
+	Key int16
+	// Advertised is the range ApiVersions announces. A request outside it
+	// closes the connection (ApiVersions excepted), as Kafka does.
+	Advertised VersionRange
+	// Served is the range really decoded and answered by wire or the
+	// Handler; it lies inside Advertised. Produce is the one API whose
+	// ranges differ: librdkafka < 2.11.1 needs v0 advertised before it
+	// compresses, but only v3+ is served (kafka-wire.md, rule 1).
+	Served VersionRange
+	// Unserved answers a decoded request whose version is advertised but not
+	// served; the Handler never sees it. Nil closes the connection.
+	Unserved func(req *Request) Response
+}
+
+// apis is the one table of served APIs, in key order. Adding a row (and the
+// NN_name.go file that documents and serves it) is all it takes to
+// advertise an API: ApiVersions reads this table, and the server routes by
+// it. Ranges follow kafka-wire.md §1; every advertised version must work.
+var apis = apiTable{
+	{Key: 18, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}}, // ApiVersions, served by wire itself
+}
+
+// APIs returns a copy of the table of served APIs, in key order.
+func APIs() []API { return slices.Clone(apis) }
+
+// apiTable is a table of API rows.
+type apiTable []API
+
+// index builds a key-indexed lookup for the table after checking it.
+func (t apiTable) index() (apiIndex, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	var top int16
+	for _, a := range t {
+		top = max(top, a.Key)
+	}
+	idx := make(apiIndex, int(top)+1)
+	for i := range t {
+		idx[t[i].Key] = &t[i]
+	}
+	return idx, nil
+}
+
+// check verifies the table's invariants: keys kmsg knows, each once;
+// non-empty ranges inside kmsg's versions; Served inside Advertised.
+func (t apiTable) check() error {
+	seen := map[int16]bool{}
+	for _, a := range t {
+		req := kmsg.RequestForKey(a.Key)
+		switch {
+		case req == nil:
+			return fmt.Errorf("wire: API table: key %d unknown to kmsg", a.Key)
+		case seen[a.Key]:
+			return fmt.Errorf("wire: API table: key %d listed twice", a.Key)
+		case a.Advertised.Min < 0 || a.Advertised.Min > a.Advertised.Max || a.Advertised.Max > req.MaxVersion():
+			return fmt.Errorf("wire: API table: key %d advertised range %d-%d not within kmsg's 0-%d", a.Key, a.Advertised.Min, a.Advertised.Max, req.MaxVersion())
+		case a.Served.Min > a.Served.Max || a.Served.Min < a.Advertised.Min || a.Served.Max > a.Advertised.Max:
+			return fmt.Errorf("wire: API table: key %d served range %d-%d not within advertised %d-%d", a.Key, a.Served.Min, a.Served.Max, a.Advertised.Min, a.Advertised.Max)
+		}
+		seen[a.Key] = true
+	}
+	return nil
+}
+
+// apiIndex maps an API key to its row; a nil entry is a key not served.
+type apiIndex []*API
+
+// lookup returns the row of key, or nil.
+func (x apiIndex) lookup(key int16) *API {
+	if key < 0 || int(key) >= len(x) {
+		return nil
+	}
+	return x[key]
+}
+
+// apiKeyName names an API key for log lines.
+func apiKeyName(key int16) string {
+	if kmsg.RequestForKey(key) == nil {
+		return fmt.Sprintf("Unknown(%d)", key)
+	}
+	return kmsg.NameForKey(key)
+}

@@ -1,0 +1,39 @@
+// Package metadata holds the cluster's metadata as records of the raft
+// metadata log and as the immutable image those records build: topics and
+// their partitions (replicas, ISR, leader, epochs), brokers (epochs, fenced
+// state, addresses), config overrides, producer-id blocks, the cluster id
+// and the controller. actors/ and wire/ read the image; the metadata quorum
+// (cluster/) writes and applies the records. The package does no I/O, reads
+// no clock and holds no goroutines: applying a record depends only on the
+// records before it.
+//
+// Records are the *Record types (a closed set implementing Record).
+// EncodeRecord and DecodeRecord turn one into the bytes of a log entry:
+// a type tag, a version and a msgpack payload.
+//
+// The proposal helpers (NewTopicRecords, AddPartitionRecords,
+// DeleteTopicRecords, RegisterBrokerRecords, FenceBrokerRecords,
+// ElectLeader, ChangeISR, AllocateProducerIDs) are pure functions of an
+// image and a request that return the records to propose, or the error the
+// request deserves. The controller calls them against its latest image,
+// including records it proposed that are not committed yet, so that two
+// proposals in flight cannot both pass a check that only one of them may.
+//
+// # The caller's duties
+//
+//  1. Apply every committed record, in log order, exactly once, with its
+//     log offset (the raft index of its entry; the records of one entry
+//     share it). Start from Empty, or from Restore of a snapshot.
+//  2. Treat an image as immutable: never modify an Image, nor the slices of
+//     a Partition or a Record the package hands out or is handed.
+//  3. Apply a run of records (a raft Ready's committed entries, a snapshot)
+//     through one Builder, then publish the result once, so readers never
+//     see half of an entry's batch.
+//  4. Publish images through an atomic.Pointer[Image] (or an actor
+//     message); readers load the pointer and read the image without locks.
+//  5. An Apply error leaves the image as it was. For a committed record the
+//     controller checked, it means a bug or a corrupt log: stop applying
+//     and report it. Call Builder.AdvanceTo for entries that hold no record.
+//  6. For a raft snapshot, store Image.Records (encoded) and Image.Offset;
+//     rebuild with Restore.
+package metadata

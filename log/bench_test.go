@@ -13,6 +13,7 @@ package log
 // They only run with -bench; plain `go test` runs none of this code.
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -220,12 +221,16 @@ func benchAppendGroupCommit(b *testing.B, s benchShape) {
 //	  group-commit reference).
 //	groupsync=16files: group commit's own pattern with no log around it:
 //	  each round writes 64 chunks round-robin over 16 files, then one
-//	  goroutine fdatasyncs the 16 files.
+//	  goroutine fdatasyncs the 16 files, one after another.
+//	groupsync=16files-parallel: the same, with the 16 fdatasyncs of a round
+//	  issued at once from 16 goroutines (the file system can then commit
+//	  them together).
 func BenchmarkPlainFile(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(s.name+"/mode=write", func(b *testing.B) { benchPlainWrite(b, s) })
 		b.Run(s.name+"/mode=fdatasync=1MiB", func(b *testing.B) { benchPlainFdatasync(b, s) })
-		b.Run(s.name+"/mode=groupsync=16files", func(b *testing.B) { benchPlainGroupSync(b, s) })
+		b.Run(s.name+"/mode=groupsync=16files", func(b *testing.B) { benchPlainGroupSync(b, s, false) })
+		b.Run(s.name+"/mode=groupsync=16files-parallel", func(b *testing.B) { benchPlainGroupSync(b, s, true) })
 	}
 }
 
@@ -288,7 +293,7 @@ func benchPlainFdatasync(b *testing.B, s benchShape) {
 	b.StopTimer()
 }
 
-func benchPlainGroupSync(b *testing.B, s benchShape) {
+func benchPlainGroupSync(b *testing.B, s benchShape, parallel bool) {
 	buf := benchBatch(b, s, 1)
 	dir := b.TempDir()
 	files := make([]*os.File, benchPartitions)
@@ -305,15 +310,32 @@ func benchPlainGroupSync(b *testing.B, s benchShape) {
 				b.Fatal(err)
 			}
 		}
-		for _, f := range files[:min(round, len(files))] {
-			if err := syscall.Fdatasync(int(f.Fd())); err != nil {
-				b.Fatal(err)
-			}
+		if err := fdatasyncAll(files[:min(round, len(files))], parallel); err != nil {
+			b.Fatal(err)
 		}
 		done += round
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(benchAppenders), "appends/round")
+}
+
+// fdatasyncAll syncs files one after another, or all at once.
+func fdatasyncAll(files []*os.File, parallel bool) error {
+	if !parallel {
+		for _, f := range files {
+			if err := syscall.Fdatasync(int(f.Fd())); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Go(func() { errs[i] = syscall.Fdatasync(int(f.Fd())) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // BenchmarkRead reads a 256 MiB log, already in the page cache, through from
@@ -353,6 +375,7 @@ func BenchmarkRead(b *testing.B) {
 func benchReadLog(b *testing.B, l *Log, batchSize int) {
 	b.SetBytes(benchReadMax)
 	b.ReportAllocs()
+	defer reportFaults(b)()
 	off, end := l.LogStartOffset(), l.LogEndOffset()
 	for range b.N {
 		if off >= end {
@@ -372,6 +395,7 @@ func benchReadLog(b *testing.B, l *Log, batchSize int) {
 func benchReadPlain(b *testing.B, f *os.File, reuse bool) {
 	b.SetBytes(benchReadMax)
 	b.ReportAllocs()
+	defer reportFaults(b)()
 	var buf []byte
 	pos := int64(0)
 	for range b.N {
@@ -386,4 +410,19 @@ func benchReadPlain(b *testing.B, f *os.File, reuse bool) {
 		}
 		pos += benchReadMax
 	}
+}
+
+// reportFaults reports the process's minor page faults per op between the
+// call and the call of the function it returns: touching freshly mapped
+// memory (a new read buffer) costs one fault per 4 KiB page.
+func reportFaults(b *testing.B) func() {
+	minflt := func() int64 {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return ru.Minflt
+	}
+	start := minflt()
+	return func() { b.ReportMetric(float64(minflt()-start)/float64(b.N), "faults/op") }
 }

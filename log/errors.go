@@ -1,6 +1,11 @@
 package log
 
-import "errors"
+import (
+	"errors"
+	"io"
+
+	"github.com/weirmq/weir/log/batch"
+)
 
 // Errors returned by the log. Each is wrapped with the path and offset it
 // concerns; test with errors.Is.
@@ -20,3 +25,11 @@ var (
 	// ErrInvalidConfig is a configuration value out of its range.
 	ErrInvalidConfig = errors.New("log: invalid config")
 )
+
+// isCorruption reports whether err describes bad data (which recovery cuts
+// away) rather than a failure to read it (which must fail the open: cutting
+// then would destroy good data).
+func isCorruption(err error) bool {
+	return errors.Is(err, ErrCorrupt) || errors.Is(err, batch.ErrCorrupt) || errors.Is(err, batch.ErrTruncated) ||
+		errors.Is(err, batch.ErrUnsupportedMagic) || errors.Is(err, io.ErrUnexpectedEOF)
+}

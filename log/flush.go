@@ -52,11 +52,15 @@ func (l *Log) flush() error {
 	return err
 }
 
-// flushCounted is flush, also reporting whether it synced anything.
+// flushCounted is flush, also reporting whether it synced anything. Flushes
+// of one log are serialized: a flush reports data durable only after every
+// sync it depends on (including another flusher's directory sync) is done.
 func (l *Log) flushCounted() (bool, error) {
+	l.flushMu.Lock()
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
+		l.flushMu.Unlock()
 		return false, nil
 	}
 	target := l.leo
@@ -111,6 +115,7 @@ func (l *Log) flushCounted() (bool, error) {
 	}
 	pendingWaiters := len(l.waiters) > 0
 	l.mu.Unlock()
+	l.flushMu.Unlock() // waiters may flush again
 	if err != nil {
 		err = fmt.Errorf("flush %s: %w", l.tp, err)
 	}

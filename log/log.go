@@ -18,6 +18,7 @@ type Log struct {
 	tp  TopicPartition
 	dir string
 
+	flushMu          sync.Mutex // serializes flushes
 	mu               sync.RWMutex
 	cfg              Config
 	segs             []*segment // ascending base offsets; the last is active
@@ -185,6 +186,15 @@ func splitAndValidate(buf []byte) ([][]byte, error) {
 	}
 	batches, err := batch.Split(buf)
 	if err != nil {
+		pos := 0
+		for _, b := range batches {
+			pos += len(b)
+		}
+		// A legacy (v0/v1) message has its magic at the same byte: say so
+		// rather than report its short length.
+		if rest := buf[pos:]; len(rest) > 16 && rest[16] != batch.CurrentMagic {
+			return nil, fmt.Errorf("batch %d at byte %d: %w: magic %d", len(batches), pos, batch.ErrUnsupportedMagic, int8(rest[16]))
+		}
 		return nil, err
 	}
 	pos := 0
@@ -382,21 +392,32 @@ func (l *Log) rollLocked(base int64) error {
 func (l *Log) createSegment(base int64) (*segment, error) {
 	seg := newSegment(l.dir, base)
 	seg.loaded, seg.tsKnown, seg.created = true, true, l.m.nowMs()
+	l.dirDirty = true
+	err := l.createSegmentFiles(seg)
+	if err != nil {
+		// Leave no stray segment behind: on reopen it would hide data
+		// appended to the previous one.
+		if derr := l.deleteSegmentFiles(seg); derr != nil {
+			l.m.logger.Error("remove half-created segment", "segment", seg.logPath, "err", derr)
+		}
+		return nil, err
+	}
+	return seg, nil
+}
+
+// createSegmentFiles creates an empty .log and preallocated indexes.
+func (l *Log) createSegmentFiles(seg *segment) error {
 	f, err := l.m.fs.OpenFile(seg.logPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("create segment %s: %w", seg.logPath, err)
+		return fmt.Errorf("create segment %s: %w", seg.logPath, err)
 	}
 	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("create segment %s: %w", seg.logPath, err)
+		return fmt.Errorf("create segment %s: %w", seg.logPath, err)
 	}
 	if err := seg.index.write(l.m.fs, l.cfg.SegmentIndexBytes, false); err != nil {
-		return nil, err
+		return err
 	}
-	if err := seg.timeIndex.write(l.m.fs, l.cfg.SegmentIndexBytes, false); err != nil {
-		return nil, err
-	}
-	l.dirDirty = true
-	return seg, nil
+	return seg.timeIndex.write(l.m.fs, l.cfg.SegmentIndexBytes, false)
 }
 
 // ensureLoaded loads a segment's index entries from its files, rebuilding

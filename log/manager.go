@@ -240,6 +240,10 @@ func (m *Manager) OpenLog(tp TopicPartition, cfg Config, topicID [16]byte) (*Log
 		if err := m.createPartitionDir(dir, topicID); err != nil {
 			return nil, err
 		}
+	} else if err != nil {
+		return nil, fmt.Errorf("open log %s: %w", dir, err)
+	} else if err := m.ensurePartitionMetadata(dir, topicID); err != nil {
+		return nil, err
 	}
 	l, err := m.loadLog(tp, dir, cfg)
 	if err != nil {
@@ -247,6 +251,20 @@ func (m *Manager) OpenLog(tp TopicPartition, cfg Config, topicID [16]byte) (*Log
 	}
 	m.logs[tp] = l
 	return l, nil
+}
+
+// ensurePartitionMetadata writes partition.metadata if it is missing (a
+// creation that failed half way).
+func (m *Manager) ensurePartitionMetadata(dir string, topicID [16]byte) error {
+	if topicID == ([16]byte{}) {
+		return nil
+	}
+	path := filepath.Join(dir, partitionMetadata)
+	_, err := m.fs.Stat(path)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return writeFileAtomic(m.fs, path, encodePartitionMetadata(topicID))
 }
 
 // createPartitionDir makes a partition directory durable, with its metadata.

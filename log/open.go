@@ -57,6 +57,9 @@ func (m *Manager) loadLog(tp TopicPartition, dir string, cfg Config) (*Log, erro
 		l.leo = logStart
 	} else if m.cleanShutdown && hasRecovery {
 		if err := l.loadClean(); err != nil {
+			if !isCorruption(err) {
+				return nil, err
+			}
 			m.logger.Warn("clean load failed, recovering", "partition", tp.String(), "reason", err)
 			err = l.recover(recoveryPoint)
 			if err != nil {
@@ -187,6 +190,9 @@ func (l *Log) recover(recoveryPoint int64) error {
 	from := max(l.segmentFor(recoveryPoint), 0)
 	next, err := l.endOfSegment(from - 1)
 	for err != nil {
+		if !isCorruption(err) {
+			return err
+		}
 		// The segment below the recovery point is damaged too: scan it.
 		l.m.logger.Warn("recovering from an earlier segment", "partition", l.tp.String(), "reason", err)
 		from--
@@ -202,6 +208,9 @@ func (l *Log) recover(recoveryPoint int64) error {
 		}
 		if err == nil && (seg.size > 0 || seg.base <= next || i == 0) {
 			continue
+		}
+		if err != nil && !isCorruption(err) {
+			return fmt.Errorf("recover %s: %w", l.dir, err)
 		}
 		if err == nil {
 			// An empty segment past a hole: its predecessor's tail was lost.

@@ -1,0 +1,119 @@
+package partition
+
+import "github.com/twmb/franz-go/pkg/kerr"
+
+// waitKind is what a parked append waits for.
+type waitKind uint8
+
+const (
+	// waitFlush: acks=1 under the group-commit policy waits for the
+	// leader's fsync.
+	waitFlush waitKind = iota
+	// waitHighWatermark: acks=all waits for the high watermark to pass the
+	// batch.
+	waitHighWatermark
+)
+
+// waiter is a parked append: answered when its batch is flushed or below
+// the high watermark, or when its deadline passes.
+type waiter struct {
+	id          uint64
+	acks        int16
+	kind        waitKind
+	first, last int64
+	deadlineMs  int64 // acks=all only
+}
+
+// acknowledge answers an appended (or duplicate) batch now, or parks it:
+// acks=0 and acks=1 answer after the append (acks=1 after the fsync under
+// the group-commit policy); acks=all waits for the high watermark.
+func (r *Replica) acknowledge(out *Output, m *AppendBatches, first, last int64) {
+	switch {
+	case m.Acks == 0, m.Acks == 1 && !r.cfg.GroupCommit:
+		out.Replies = append(out.Replies, r.success(m.ID, m.Acks, first))
+	case m.Acks == 1:
+		r.waiting = append(r.waiting, &waiter{id: m.ID, acks: m.Acks, kind: waitFlush, first: first, last: last})
+	default:
+		r.waiting = append(r.waiting, &waiter{
+			id: m.ID, acks: m.Acks, kind: waitHighWatermark, first: first, last: last,
+			deadlineMs: m.NowMs + int64(m.TimeoutMs),
+		})
+	}
+}
+
+// progress advances the high watermark and completes the waits it and the
+// flushed offset satisfy.
+func (r *Replica) progress(out *Output) {
+	r.advanceHighWatermark(out)
+	r.completeWaits(out)
+}
+
+// completeWaits answers every parked append whose condition holds. An
+// acks=all append below the high watermark while the ISR is smaller than
+// min.insync.replicas gets NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's
+// Partition.checkEnoughReplicasReachOffset).
+func (r *Replica) completeWaits(out *Output) {
+	kept := r.waiting[:0]
+	for _, w := range r.waiting {
+		switch {
+		case w.kind == waitFlush && r.flushed > w.last:
+			out.Replies = append(out.Replies, r.success(w.id, w.acks, w.first))
+		case w.kind == waitHighWatermark && r.hw > w.last && len(r.isr) < r.cfg.MinInSyncReplicas:
+			out.Replies = append(out.Replies, r.failure(w.id, w.acks, kerr.NotEnoughReplicasAfterAppend.Code,
+				"written, but the ISR is below min.insync.replicas"))
+		case w.kind == waitHighWatermark && r.hw > w.last:
+			out.Replies = append(out.Replies, r.success(w.id, w.acks, w.first))
+		default:
+			kept = append(kept, w)
+		}
+	}
+	clear(r.waiting[len(kept):])
+	r.waiting = kept
+}
+
+// OnFlushCompleted takes a group-commit round's outcome: the flushed offset
+// advances (and with it, under the group-commit policy, the high
+// watermark), or, on error, every wait on data below UpTo fails with
+// KAFKA_STORAGE_ERROR.
+func (r *Replica) OnFlushCompleted(e *FlushCompleted) Output {
+	var out Output
+	if e.Err != nil {
+		kept := r.waiting[:0]
+		for _, w := range r.waiting {
+			if w.last < e.UpTo {
+				out.Replies = append(out.Replies, r.failure(w.id, w.acks, kerr.KafkaStorageError.Code, "flush failed"))
+				continue
+			}
+			kept = append(kept, w)
+		}
+		clear(r.waiting[len(kept):])
+		r.waiting = kept
+		return out
+	}
+	r.flushed = max(r.flushed, min(e.UpTo, r.leo))
+	r.progress(&out)
+	return out
+}
+
+// OnTick advances the replica's clock: acks=all waits past their deadline
+// get REQUEST_TIMED_OUT (Kafka's DelayedProduce expiry), and every
+// producer.id.expiration.check.interval.ms expired producers are removed.
+func (r *Replica) OnTick(t *Tick) Output {
+	r.nowMs = max(r.nowMs, t.NowMs)
+	var out Output
+	kept := r.waiting[:0]
+	for _, w := range r.waiting {
+		if w.kind == waitHighWatermark && w.deadlineMs <= r.nowMs {
+			out.Replies = append(out.Replies, r.failure(w.id, w.acks, kerr.RequestTimedOut.Code, "timed out waiting for the in-sync replicas"))
+			continue
+		}
+		kept = append(kept, w)
+	}
+	clear(r.waiting[len(kept):])
+	r.waiting = kept
+	if r.nowMs-r.lastExpiryMs >= r.cfg.ProducerIDExpirationCheckIntervalMs {
+		r.lastExpiryMs = r.nowMs
+		out.ExpiredProducers = r.producers.RemoveExpired(r.nowMs, r.cfg.ProducerIDExpirationMs)
+	}
+	return out
+}

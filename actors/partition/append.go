@@ -1,0 +1,164 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/weirmq/weir/log"
+	"github.com/weirmq/weir/log/batch"
+)
+
+// inflight is the append the shell is performing.
+type inflight struct {
+	seq   uint64
+	req   *AppendBatches
+	batch ProducerBatch
+}
+
+// OnAppendBatches decides on a producer's append (phase one): it answers at
+// once (an error, or a duplicate's original offsets), or returns the bytes
+// to append in Output.Append. While an append is in flight, later requests
+// wait in order and are decided when its LogAppended arrives.
+func (r *Replica) OnAppendBatches(m *AppendBatches) Output {
+	r.nowMs = max(r.nowMs, m.NowMs)
+	var out Output
+	if r.inflight != nil {
+		r.queue = append(r.queue, m)
+		return out
+	}
+	r.decide(m, &out)
+	return out
+}
+
+// OnLogAppended takes the outcome of the log append (phase two): on success
+// it advances the log end offset, records the batch in the producer state
+// and answers or parks the request according to its acks; on failure the
+// log wrote nothing and the request gets the error.
+func (r *Replica) OnLogAppended(e *LogAppended) Output {
+	var out Output
+	in := r.inflight
+	if in == nil || e.Seq != in.seq {
+		return out // not the append in flight: stale, ignore
+	}
+	r.inflight = nil
+	if e.Err != nil {
+		code := appendErrorCode(e.Err)
+		out.Replies = append(out.Replies, r.failure(in.req.ID, in.req.Acks, code, kerr.ErrorForCode(code).Error()))
+	} else {
+		res := e.Result
+		r.leo = res.LastOffset + 1
+		r.logStart = max(r.logStart, res.LogStartOffset)
+		in.batch.FirstOffset, in.batch.LastOffset = res.FirstOffset, res.LastOffset
+		r.producers.Update(in.batch)
+		if r.cfg.GroupCommit {
+			out.FlushUpTo = r.leo
+		}
+		r.acknowledge(&out, in.req, res.FirstOffset, res.LastOffset)
+		r.progress(&out)
+	}
+	for r.inflight == nil && len(r.queue) > 0 {
+		m := r.queue[0]
+		r.queue = r.queue[1:]
+		r.decide(m, &out)
+	}
+	return out
+}
+
+// decide validates m, checks the producer state, and either answers or
+// starts the append.
+func (r *Replica) decide(m *AppendBatches, out *Output) {
+	pb, reply := r.validate(m)
+	if reply != nil {
+		out.Replies = append(out.Replies, reply)
+		return
+	}
+	if pb.Idempotent() {
+		chk := r.producers.CheckAppend(pb)
+		switch chk.Verdict {
+		case Duplicate:
+			r.acknowledge(out, m, chk.Original.FirstOffset, chk.Original.LastOffset)
+			r.completeWaits(out)
+			return
+		case OutOfOrderSequence, InvalidProducerEpoch:
+			out.Replies = append(out.Replies, r.failure(m.ID, m.Acks, chk.Verdict.ErrorCode(), chk.Reason))
+			return
+		}
+	}
+	r.nextSeq++
+	r.inflight = &inflight{seq: r.nextSeq, req: m, batch: pb}
+	out.Append = &AppendToLog{
+		Seq: r.nextSeq, Records: m.Records,
+		Options: log.AppendOptions{AssignOffsets: true, LeaderEpoch: r.leaderEpoch},
+	}
+}
+
+// validate applies Kafka's checks in Kafka's order (KafkaApis,
+// Partition.appendRecordsToLeader, UnifiedLog.analyzeAndValidateRecords,
+// LogValidator) and returns the batch, or the answer that refuses it.
+func (r *Replica) validate(m *AppendBatches) (ProducerBatch, *AppendBatchesResult) {
+	fail := func(code int16, format string, args ...any) (ProducerBatch, *AppendBatchesResult) {
+		return ProducerBatch{}, r.failure(m.ID, m.Acks, code, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case m.Acks != 0 && m.Acks != 1 && m.Acks != -1:
+		return fail(kerr.InvalidRequiredAcks.Code, "acks %d is not -1, 0 or 1", m.Acks)
+	case r.role != Leader:
+		return ProducerBatch{}, r.notLeader(m.ID, m.Acks)
+	case m.Acks == -1 && len(r.isr) < r.cfg.MinInSyncReplicas:
+		return fail(kerr.NotEnoughReplicas.Code, "%d in-sync replicas, min.insync.replicas is %d", len(r.isr), r.cfg.MinInSyncReplicas)
+	case len(m.Records) > 16 && m.Records[16] != batch.CurrentMagic:
+		return fail(kerr.InvalidRecord.Code, "record batch magic %d, only 2 is accepted", int8(m.Records[16]))
+	}
+	batches, err := batch.Split(m.Records)
+	if err != nil {
+		return fail(kerr.CorruptMessage.Code, "%v", err)
+	}
+	if len(batches) != 1 {
+		return fail(kerr.InvalidRecord.Code, "%d record batches, a produce must carry exactly one", len(batches))
+	}
+	if len(batches[0]) > int(r.cfg.MaxMessageBytes) {
+		return fail(kerr.MessageTooLarge.Code, "record batch of %d bytes exceeds max.message.bytes %d", len(batches[0]), r.cfg.MaxMessageBytes)
+	}
+	hdr, err := batch.Validate(batches[0])
+	if err != nil {
+		return fail(appendErrorCode(err), "%v", err)
+	}
+	if msg := clientBatchProblem(hdr.NumRecords, hdr.LastOffsetDelta, hdr.Attributes, hdr.ProducerID, hdr.FirstSequence); msg != "" {
+		return fail(kerr.InvalidRecord.Code, "%s", msg)
+	}
+	return BatchFromHeader(hdr), nil
+}
+
+// clientBatchProblem applies LogValidator's checks of a producer's batch:
+// an INVALID_RECORD reason, or "".
+func clientBatchProblem(count, lastOffsetDelta int32, attrs int16, pid int64, firstSeq int32) string {
+	switch {
+	case count <= 0:
+		return fmt.Sprintf("invalid record count %d", count)
+	case int64(lastOffsetDelta)+1 != int64(count):
+		return fmt.Sprintf("last offset delta %d inconsistent with record count %d", lastOffsetDelta, count)
+	case attrs&batch.ControlBit != 0:
+		return "clients are not allowed to write control records"
+	case pid >= 0 && firstSeq < 0:
+		return fmt.Sprintf("producer %d sent invalid sequence number %d", pid, firstSeq)
+	}
+	return ""
+}
+
+// appendErrorCode maps a batch or log error to the Kafka code a producer
+// gets, as wire's error table does (actors do not import wire).
+func appendErrorCode(err error) int16 {
+	switch {
+	case errors.Is(err, batch.ErrUnsupportedMagic):
+		return kerr.InvalidRecord.Code
+	case errors.Is(err, batch.ErrCorrupt), errors.Is(err, batch.ErrTruncated):
+		return kerr.CorruptMessage.Code
+	case errors.Is(err, log.ErrRecordTooLarge):
+		return kerr.RecordListTooLarge.Code
+	case errors.Is(err, log.ErrClosed):
+		return kerr.NotLeaderForPartition.Code
+	}
+	return kerr.KafkaStorageError.Code
+}

@@ -1,0 +1,51 @@
+// Package partition holds the decision logic of one partition replica:
+// validation of producers' batches, the idempotent-producer state, the log
+// end offset, high watermark and log start offset, and the acks=0/1/all
+// answers. Replica and ProducerState are plain structs with no I/O, no
+// goroutines and no clock reads: the actor shell steps them with messages
+// (messages.go) and performs the Output they return. Time is an input
+// (AppendBatches.NowMs, Tick).
+//
+// Files:
+//   - messages.go: commands, results, events and Output.
+//   - config.go: Config with Kafka's names and defaults.
+//   - replica.go: Replica, roles, high watermark.
+//   - append.go: the two-phase append and Kafka's batch checks.
+//   - acks.go: parked acknowledgements, flushes, ticks.
+//   - producer_state.go, sequence.go: Kafka's ProducerStateManager rules.
+//   - producer_snapshot.go: the producer snapshot encoding.
+//
+// # The caller's duties
+//
+//  1. Open the partition's log (log.Manager.OpenLog). Rebuild the producer
+//     state: LoadSnapshot from the newest "<offset>.snapshot" not above the
+//     log end offset (if it fails, start from NewProducerState and replay
+//     from the log start offset), then read every batch from
+//     ProducerState.EndOffset (or the log start offset, whichever is
+//     larger) to the log end offset and call ObserveBatch(BatchFromHeader)
+//     on each, in order. Create the Replica with NewReplica and Start.
+//  2. Apply leadership from the metadata image with BecomeLeader or
+//     BecomeFollower whenever this partition's leader or leader epoch
+//     changes.
+//  3. Step every message in mailbox order with its method: OnAppendBatches,
+//     OnLogAppended, OnFlushCompleted, OnTick, BecomeLeader,
+//     BecomeFollower. Each returns an Output; handle it fully, in the
+//     order of steps 4 to 7, before stepping the next message.
+//  4. Send each of Output.Replies to the request with that ID (for acks=0:
+//     nothing on success, close the connection on an error).
+//  5. If Output.FlushUpTo > 0, call log.OnFlushed(FlushUpTo, fn) and have
+//     fn send FlushCompleted{UpTo, Err} to the actor's mailbox (never step
+//     the replica from the callback's goroutine).
+//  6. If Output.Append is set, call log.Append(Append.Records,
+//     Append.Options) and step LogAppended{Seq, Result, Err} at once,
+//     before any other message, handling its Output the same way.
+//  7. If Output.HighWatermarkChanged, publish Status (and wake parked
+//     fetches).
+//  8. Send Tick with the injected clock's time from the node's ticker; it
+//     times out acks=all waits and expires producers.
+//  9. Write ProducerState.Snapshot to "<EndOffset>.snapshot" when a
+//     segment rolls and at shutdown, fsync it, and delete snapshots
+//     below the log start offset (Kafka keeps a few more).
+//  10. Do not let AppendBatches.Records be shared: the log sets offsets and
+//     the leader epoch in place in it.
+package partition

@@ -1,0 +1,197 @@
+package partition
+
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Role is the replica's part in the partition.
+type Role uint8
+
+// Roles.
+const (
+	// Follower: not the leader (also the initial role, before the metadata
+	// image names one). Appends get NOT_LEADER_OR_FOLLOWER.
+	Follower Role = iota
+	// Leader: accepts appends and computes the high watermark.
+	Leader
+)
+
+// String names the role.
+func (r Role) String() string { return [...]string{"follower", "leader"}[r] }
+
+// Start is the log's state when the replica is created (after the log and
+// the producer state were recovered).
+type Start struct {
+	LogStartOffset int64
+	LogEndOffset   int64
+	// FlushedOffset: every offset below it is durable.
+	FlushedOffset int64
+	// HighWatermark as last checkpointed (0 if unknown); never above
+	// LogEndOffset.
+	HighWatermark int64
+	// Producers is the recovered producer state (nil: empty).
+	Producers *ProducerState
+}
+
+// Status is a read-only view of the replica, for the shell to publish.
+type Status struct {
+	Role           Role
+	Leader         int32
+	LeaderEpoch    int32
+	LogStartOffset int64
+	LogEndOffset   int64
+	FlushedOffset  int64
+	HighWatermark  int64
+	Producers      int
+}
+
+// Replica is one partition replica's decision logic: it is stepped by
+// messages and returns what to append and reply (see the package doc for
+// the caller's duties). It does no I/O, reads no clock and is not safe for
+// concurrent use.
+type Replica struct {
+	cfg         Config
+	role        Role
+	leader      int32
+	leaderEpoch int32
+	isr         []int32 // committed ISR
+	// followerEnd maps other ISR members to their log end offset, from
+	// their fetches; unknown (absent) after an election. Replication is not
+	// built yet: nothing fills it.
+	followerEnd map[int32]int64
+
+	logStart, leo, flushed, hw int64
+	producers                  *ProducerState
+
+	nowMs          int64
+	lastExpiryMs   int64
+	nextSeq        uint64
+	inflight       *inflight
+	queue          []*AppendBatches
+	waiting        []*waiter
+	flushRequested int64
+}
+
+// NewReplica returns a follower replica over a recovered log.
+func NewReplica(cfg Config, st Start) (*Replica, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ps := st.Producers
+	if ps == nil {
+		ps = NewProducerState()
+	}
+	return &Replica{
+		cfg: cfg, leader: -1, leaderEpoch: -1, followerEnd: map[int32]int64{},
+		logStart: st.LogStartOffset, leo: st.LogEndOffset, flushed: min(st.FlushedOffset, st.LogEndOffset),
+		hw: min(st.HighWatermark, st.LogEndOffset), producers: ps,
+	}, nil
+}
+
+// Status returns the replica's current view.
+func (r *Replica) Status() Status {
+	return Status{
+		Role: r.role, Leader: r.leader, LeaderEpoch: r.leaderEpoch,
+		LogStartOffset: r.logStart, LogEndOffset: r.leo, FlushedOffset: r.flushed,
+		HighWatermark: r.hw, Producers: r.producers.Len(),
+	}
+}
+
+// Producers returns the producer state, for snapshots (read-only use).
+func (r *Replica) Producers() *ProducerState { return r.producers }
+
+// BecomeLeader makes the replica leader. A stale epoch is ignored. Follower
+// positions start unknown, as after any election.
+func (r *Replica) BecomeLeader(m *BecomeLeader) Output {
+	if m.LeaderEpoch < r.leaderEpoch {
+		return Output{}
+	}
+	r.role, r.leader, r.leaderEpoch = Leader, r.cfg.NodeID, m.LeaderEpoch
+	r.isr = slices.Clone(m.ISR)
+	clear(r.followerEnd)
+	var out Output
+	r.advanceHighWatermark(&out)
+	return out
+}
+
+// BecomeFollower gives up leadership: every queued or parked append is
+// answered NOT_LEADER_OR_FOLLOWER (Kafka's DelayedProduce does the same).
+func (r *Replica) BecomeFollower(m *BecomeFollower) Output {
+	if m.LeaderEpoch < r.leaderEpoch {
+		return Output{}
+	}
+	r.role, r.leader, r.leaderEpoch = Follower, m.Leader, m.LeaderEpoch
+	r.isr = nil
+	clear(r.followerEnd)
+	var out Output
+	for _, w := range r.waiting {
+		out.Replies = append(out.Replies, r.notLeader(w.id, w.acks))
+	}
+	r.waiting = nil
+	for _, q := range r.queue {
+		out.Replies = append(out.Replies, r.notLeader(q.ID, q.Acks))
+	}
+	r.queue = nil
+	return out
+}
+
+// localEnd is how far this replica counts towards the high watermark: its
+// log end offset, or its flushed offset under the group-commit policy.
+func (r *Replica) localEnd() int64 {
+	if r.cfg.GroupCommit {
+		return r.flushed
+	}
+	return r.leo
+}
+
+// advanceHighWatermark moves the high watermark to the smallest end of the
+// ISR (over members other than this node, their fetched positions; an
+// unknown position holds it back), never backwards, and not while the ISR
+// is below min.insync.replicas. It then completes the waits it satisfies.
+func (r *Replica) advanceHighWatermark(out *Output) {
+	if r.role != Leader || len(r.isr) < r.cfg.MinInSyncReplicas {
+		return
+	}
+	hw := r.localEnd()
+	for _, id := range r.isr {
+		if id == r.cfg.NodeID {
+			continue
+		}
+		end, known := r.followerEnd[id]
+		if !known {
+			return
+		}
+		hw = min(hw, end)
+	}
+	if hw > r.hw {
+		r.hw = hw
+		out.HighWatermarkChanged = true
+	}
+	r.completeWaits(out)
+}
+
+// notLeader is the answer of a replica that is not the leader, with the
+// leader hint (KIP-951).
+func (r *Replica) notLeader(id uint64, acks int16) *AppendBatchesResult {
+	res := r.failure(id, acks, kerr.NotLeaderForPartition.Code, "not the leader")
+	res.CurrentLeader = LeaderHint{LeaderID: r.leader, LeaderEpoch: r.leaderEpoch}
+	return res
+}
+
+// failure builds an error answer.
+func (r *Replica) failure(id uint64, acks, code int16, msg string) *AppendBatchesResult {
+	return &AppendBatchesResult{
+		ID: id, Acks: acks, ErrorCode: code, ErrorMessage: msg, BaseOffset: -1, LogAppendTimeMs: -1,
+		LogStartOffset: r.logStart, CurrentLeader: LeaderHint{LeaderID: -1, LeaderEpoch: -1},
+	}
+}
+
+// success builds a success answer.
+func (r *Replica) success(id uint64, acks int16, base int64) *AppendBatchesResult {
+	return &AppendBatchesResult{
+		ID: id, Acks: acks, BaseOffset: base, LogAppendTimeMs: -1, LogStartOffset: r.logStart,
+		CurrentLeader: LeaderHint{LeaderID: -1, LeaderEpoch: -1},
+	}
+}

@@ -10,7 +10,9 @@ require (
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1
+	go.etcd.io/raft/v3 v3.7.0
 	go.uber.org/goleak v1.3.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require (

@@ -1,0 +1,24 @@
+package quorum
+
+import "errors"
+
+// Sentinel errors; callers test them with errors.Is.
+var (
+	// ErrCorrupt reports a metadata log, quorum-state or checkpoint file
+	// that does not hold what this package wrote.
+	ErrCorrupt = errors.New("quorum: corrupt metadata log state")
+	// ErrNotLeader is returned by Propose on a node that is not the quorum
+	// leader: only the controller proposes.
+	ErrNotLeader = errors.New("quorum: not the leader")
+	// ErrProposalDropped reports a proposal that will never commit: its
+	// leader lost its term before the entry committed, or raft refused it.
+	ErrProposalDropped = errors.New("quorum: proposal dropped")
+	// ErrApplyFailed reports a committed record that the metadata image
+	// rejected: a bug in the controller's validation or a corrupt log. The
+	// node stops applying and every later call returns it.
+	ErrApplyFailed = errors.New("quorum: applying a committed record failed")
+	// ErrInvalidConfig reports a Config that Validate rejects.
+	ErrInvalidConfig = errors.New("quorum: invalid config")
+	// ErrEmptyProposal is returned by Propose without records.
+	ErrEmptyProposal = errors.New("quorum: empty proposal")
+)

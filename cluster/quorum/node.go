@@ -1,0 +1,388 @@
+package quorum
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/weirmq/weir/cluster/metadata"
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Node drives one raft.RawNode of the metadata quorum: it persists what
+// raft hands it to a Storage, applies committed entries to the metadata
+// image and returns the messages to send. It does no networking and reads
+// no clock. Node is not safe for concurrent use (one actor owns it), except
+// Image, which any goroutine may call.
+type Node struct {
+	cfg   Config
+	st    *Storage
+	rn    *raft.RawNode
+	image atomic.Pointer[metadata.Image]
+
+	confState *pb.ConfState
+	applied   uint64
+	snapIndex uint64
+	announced uint64      // the last term this node announced itself as controller in
+	pending   []*proposal // proposals not yet resolved, in proposal order
+	failed    error       // set once: storage or apply failure; the node is stopped
+}
+
+// proposal is one Propose call waiting for its outcome.
+type proposal struct {
+	term  uint64 // the leader term it was proposed in
+	index uint64 // its raft index, 0 until raft hands the entry to storage
+	done  func(index uint64, err error)
+}
+
+// NewNode starts the node on st: it restores the image from the newest
+// snapshot; raft then hands the committed entries after it back through
+// HandleReady. A node that is the only voter campaigns at once and is
+// leader after the first HandleReady.
+func NewNode(cfg Config, st *Storage) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	snap, _ := st.Snapshot()
+	img, err := restoreImage(snap)
+	if err != nil {
+		return nil, err
+	}
+	hs, cs, _ := st.InitialState()
+	idx := snap.GetMetadata().GetIndex()
+	if last, _ := st.LastIndex(); hs.GetCommit() > last {
+		// raft would panic: the log lost entries the hard state says committed.
+		return nil, fmt.Errorf("%w: commit index %d past the last entry %d", ErrCorrupt, hs.GetCommit(), last)
+	}
+	rn, err := raft.NewRawNode(cfg.raftConfig(st, idx))
+	if err != nil {
+		return nil, fmt.Errorf("quorum: start raft: %w", err)
+	}
+	n := &Node{cfg: cfg, st: st, rn: rn, confState: cs, applied: idx, snapIndex: idx}
+	n.image.Store(img)
+	if len(cfg.Voters) == 1 {
+		if err := rn.Campaign(); err != nil {
+			return nil, fmt.Errorf("quorum: campaign: %w", err)
+		}
+	}
+	return n, nil
+}
+
+// restoreImage rebuilds the image a snapshot holds (Empty without one).
+func restoreImage(snap *pb.Snapshot) (*metadata.Image, error) {
+	idx := snap.GetMetadata().GetIndex()
+	if idx == 0 {
+		return metadata.Empty(), nil
+	}
+	recs, err := DecodeSnapshotData(snap.GetData())
+	if err != nil {
+		return nil, fmt.Errorf("quorum: snapshot %d: %w", idx, err)
+	}
+	img, err := metadata.Restore(recs, int64(idx))
+	if err != nil {
+		return nil, fmt.Errorf("%w: restore snapshot %d: %w", ErrApplyFailed, idx, err)
+	}
+	return img, nil
+}
+
+// Image returns the latest published metadata image: every committed entry
+// up to Image().Offset() applied. Safe for concurrent use.
+func (n *Node) Image() *metadata.Image { return n.image.Load() }
+
+// Tick advances raft's logical clock by one tick.
+func (n *Node) Tick() { n.rn.Tick() }
+
+// Step hands a message from another node to raft.
+func (n *Node) Step(m *pb.Message) error {
+	if n.failed != nil {
+		return n.failed
+	}
+	if err := n.rn.Step(m); err != nil {
+		return fmt.Errorf("quorum: step %v from %d: %w", m.GetType(), m.GetFrom(), err)
+	}
+	return nil
+}
+
+// Leader returns the node id of the leader this node knows of, or -1.
+func (n *Node) Leader() int32 {
+	if lead := n.rn.BasicStatus().Lead; lead != raft.None {
+		return NodeIDOf(lead)
+	}
+	return -1
+}
+
+// IsLeader reports whether this node is the quorum leader (the controller).
+func (n *Node) IsLeader() bool { return n.rn.BasicStatus().RaftState == raft.StateLeader }
+
+// Term returns the node's current raft term.
+func (n *Node) Term() uint64 { return n.rn.BasicStatus().GetTerm() }
+
+// Applied returns the raft index of the last applied entry.
+func (n *Node) Applied() uint64 { return n.applied }
+
+// Err returns the error that stopped the node, or nil.
+func (n *Node) Err() error { return n.failed }
+
+// Propose proposes records as one raft entry; they commit and apply
+// together. Only the leader proposes: elsewhere it returns ErrNotLeader.
+// The records are not validated here: the controller checks them against
+// its latest image (and its proposals in flight) before proposing, and a
+// committed record that fails to apply stops the node (ErrApplyFailed).
+// done, if not nil, is called once from HandleReady: with the entry's index
+// and nil when the entry was applied, or with ErrProposalDropped when a
+// leader change discarded it.
+func (n *Node) Propose(records []metadata.Record, done func(index uint64, err error)) error {
+	if n.failed != nil {
+		return n.failed
+	}
+	if len(records) == 0 {
+		return ErrEmptyProposal
+	}
+	st := n.rn.BasicStatus()
+	if st.RaftState != raft.StateLeader {
+		return fmt.Errorf("%w: node %d (leader %d)", ErrNotLeader, n.cfg.NodeID, n.Leader())
+	}
+	data, err := EncodeEntry(records)
+	if err != nil {
+		return err
+	}
+	if err := n.rn.Propose(data); err != nil {
+		if errors.Is(err, raft.ErrProposalDropped) {
+			return fmt.Errorf("%w: %w", ErrProposalDropped, err)
+		}
+		return fmt.Errorf("quorum: propose: %w", err)
+	}
+	n.pending = append(n.pending, &proposal{term: st.GetTerm(), done: done})
+	return nil
+}
+
+// HasReady reports whether HandleReady has work.
+func (n *Node) HasReady() bool { return n.failed == nil && n.rn.HasReady() }
+
+// HandleReady processes every pending raft Ready: it persists the snapshot,
+// entries and hard state (fsynced), applies committed entries in order and
+// publishes the new image, resolves proposals, advances raft, and returns
+// the messages to send to other nodes (none for a single voter). Call it
+// after Tick, Step and Propose. An error is fatal: the node stops.
+func (n *Node) HandleReady() ([]*pb.Message, error) {
+	if n.failed != nil {
+		return nil, n.failed
+	}
+	var out []*pb.Message
+	for n.rn.HasReady() {
+		rd := n.rn.Ready()
+		if err := n.persist(rd); err != nil {
+			n.failed = err
+			return nil, err
+		}
+		out = append(out, rd.Messages...)
+		if err := n.apply(rd); err != nil {
+			n.failed = err
+			return nil, err
+		}
+		n.rn.Advance(rd)
+		if err := n.afterAdvance(); err != nil {
+			n.failed = err
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// persist makes rd's snapshot, entries and hard state durable, in that
+// order, before any message of rd is sent. Entries go before the hard state
+// so that a crash between the two never leaves a commit index past the
+// durable log; such a crash loses at most a term and vote that no message
+// announced yet, since rd's messages are sent only after both are durable.
+func (n *Node) persist(rd raft.Ready) error {
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := n.st.ApplySnapshot(rd.Snapshot); err != nil {
+			return err
+		}
+	}
+	if err := n.st.Append(rd.Entries); err != nil {
+		return err
+	}
+	n.assignIndexes(rd.Entries)
+	if !raft.IsEmptyHardState(rd.HardState) && !proto.Equal(rd.HardState, n.st.HardState()) {
+		return n.st.SetHardState(rd.HardState)
+	}
+	return nil
+}
+
+// assignIndexes gives this node's pending proposals the indexes of the
+// entries raft made of them: a leader's own non-empty normal entries of a
+// term appear in the order they were proposed.
+func (n *Node) assignIndexes(ents []*pb.Entry) {
+	for _, e := range ents {
+		if e.GetType() != pb.EntryNormal || len(e.GetData()) == 0 {
+			continue
+		}
+		for _, p := range n.pending {
+			if p.index == 0 && p.term == e.GetTerm() {
+				p.index = e.GetIndex()
+				break
+			}
+		}
+	}
+}
+
+// apply applies rd's snapshot and committed entries to a new image and
+// publishes it once.
+func (n *Node) apply(rd raft.Ready) error {
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		img, err := restoreImage(rd.Snapshot)
+		if err != nil {
+			return err
+		}
+		meta := rd.Snapshot.GetMetadata()
+		n.image.Store(img)
+		n.confState = proto.Clone(meta.GetConfState()).(*pb.ConfState)
+		n.applied, n.snapIndex = meta.GetIndex(), meta.GetIndex()
+		n.resolveThrough(meta.GetIndex(), meta.GetTerm(), true)
+	}
+	if len(rd.CommittedEntries) == 0 {
+		return nil
+	}
+	b := metadata.NewBuilder(n.image.Load())
+	for _, e := range rd.CommittedEntries {
+		if e.GetIndex() <= n.applied {
+			continue
+		}
+		if err := n.applyEntry(b, e); err != nil {
+			return err
+		}
+		n.applied = e.GetIndex()
+		n.resolveThrough(e.GetIndex(), e.GetTerm(), false)
+	}
+	n.image.Store(b.Image())
+	return nil
+}
+
+// applyEntry applies one committed entry: its records, or a configuration
+// change, or nothing (an empty entry still moves the image's offset).
+func (n *Node) applyEntry(b *metadata.Builder, e *pb.Entry) error {
+	idx := e.GetIndex()
+	switch e.GetType() {
+	case pb.EntryNormal:
+		recs, err := DecodeEntry(e.GetData())
+		if err != nil {
+			return fmt.Errorf("%w: entry %d: %w", ErrApplyFailed, idx, err)
+		}
+		for _, r := range recs {
+			if err := b.Apply(r, int64(idx)); err != nil {
+				return fmt.Errorf("%w: entry %d: %w", ErrApplyFailed, idx, err)
+			}
+		}
+		if len(recs) > 0 {
+			return nil
+		}
+	case pb.EntryConfChange, pb.EntryConfChangeV2:
+		cc, err := decodeConfChange(e)
+		if err != nil {
+			return fmt.Errorf("%w: entry %d: %w", ErrApplyFailed, idx, err)
+		}
+		n.confState = n.rn.ApplyConfChange(cc)
+	}
+	if err := b.AdvanceTo(int64(idx)); err != nil {
+		return fmt.Errorf("%w: entry %d: %w", ErrApplyFailed, idx, err)
+	}
+	return nil
+}
+
+// decodeConfChange unmarshals a configuration change entry.
+func decodeConfChange(e *pb.Entry) (pb.ConfChangeI, error) {
+	if e.GetType() == pb.EntryConfChange {
+		cc := &pb.ConfChange{}
+		return cc, proto.Unmarshal(e.GetData(), cc)
+	}
+	cc := &pb.ConfChangeV2{}
+	return cc, proto.Unmarshal(e.GetData(), cc)
+}
+
+// resolveThrough settles proposals once the entry at index (of term) is
+// applied: the proposal at index succeeded if its term matches; one of an
+// older term that is not applied by now never will be (a log's terms only
+// grow). After a snapshot the outcome at index is unknown to this node;
+// those proposals are reported dropped.
+func (n *Node) resolveThrough(index, term uint64, snapshot bool) {
+	keep := n.pending[:0]
+	for _, p := range n.pending {
+		switch {
+		case p.index == index && p.term == term && !snapshot:
+			p.finish(index, nil)
+		case (p.index != 0 && p.index <= index) || p.term < term:
+			p.finish(p.index, fmt.Errorf("%w: entry %d of term %d replaced", ErrProposalDropped, p.index, p.term))
+		default:
+			keep = append(keep, p)
+		}
+	}
+	clear(n.pending[len(keep):])
+	n.pending = keep
+}
+
+func (p *proposal) finish(index uint64, err error) {
+	if p.done != nil {
+		p.done(index, err)
+	}
+}
+
+// afterAdvance announces a new leadership with a ControllerChangedRecord
+// (KRaft's LeaderChangeMessage) and takes a snapshot when due.
+func (n *Node) afterAdvance() error {
+	st := n.rn.BasicStatus()
+	if st.RaftState == raft.StateLeader && st.GetTerm() > n.announced {
+		n.announced = st.GetTerm()
+		rec := metadata.ControllerChangedRecord{ControllerID: n.cfg.NodeID, Term: st.GetTerm()}
+		err := n.Propose([]metadata.Record{rec}, nil)
+		if errors.Is(err, ErrNotLeader) || errors.Is(err, ErrProposalDropped) {
+			n.announced = 0 // retried after the next Ready if still leader
+		} else if err != nil {
+			return err
+		}
+	}
+	if n.cfg.SnapshotEntries > 0 && n.applied-n.snapIndex >= n.cfg.SnapshotEntries {
+		return n.Snapshot()
+	}
+	return nil
+}
+
+// Snapshot writes a snapshot of the applied image (a checkpoint file) and
+// compacts the log up to it. It does nothing when nothing was applied since
+// the last one.
+func (n *Node) Snapshot() error {
+	if n.failed != nil {
+		return n.failed
+	}
+	if n.applied <= n.snapIndex {
+		return nil
+	}
+	img := n.image.Load()
+	term, err := n.st.Term(n.applied)
+	if err != nil {
+		return fmt.Errorf("quorum: snapshot at %d: %w", n.applied, err)
+	}
+	data, err := EncodeSnapshotData(img.Records(), term)
+	if err != nil {
+		return err
+	}
+	if _, err := n.st.CreateSnapshot(n.applied, n.confState, data); err != nil {
+		return err
+	}
+	n.snapIndex = n.applied
+	return nil
+}
+
+// ReportUnreachable tells raft that a message to node could not be sent.
+func (n *Node) ReportUnreachable(node int32) { n.rn.ReportUnreachable(RaftID(node)) }
+
+// ReportSnapshot tells raft whether a snapshot sent to node was delivered.
+func (n *Node) ReportSnapshot(node int32, ok bool) {
+	status := raft.SnapshotFinish
+	if !ok {
+		status = raft.SnapshotFailure
+	}
+	n.rn.ReportSnapshot(RaftID(node), status)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 )
 
 // flushWaiter is a caller waiting for offsets below upTo to be durable.
@@ -153,6 +154,9 @@ func (l *Log) segmentGone(seg *segment) bool {
 	return true
 }
 
+// syncParallelism bounds the fsyncs one round runs at once.
+const syncParallelism = 8
+
 // syncer is the node's one fsync goroutine: each round it flushes every log
 // that asked since the previous round, so many appends share one fsync per
 // file (group commit).
@@ -197,15 +201,33 @@ func (s *syncer) round(onErr func(*Log, error)) {
 	logs := s.pending
 	s.pending = make(map[*Log]struct{}, len(logs))
 	s.mu.Unlock()
-	synced := false
+	// The round's logs are flushed by a few goroutines at once: devices
+	// serve concurrent fdatasyncs of different files faster than a queue of
+	// them, and the round still ends when every log is durable.
+	work := make(chan *Log, len(logs))
 	for l := range logs {
-		did, err := l.flushCounted()
-		if err != nil {
-			onErr(l, err)
-		}
-		synced = synced || did
+		work <- l
 	}
-	if synced {
+	close(work)
+	var synced atomic.Bool
+	var wg sync.WaitGroup
+	for range min(len(logs), syncParallelism) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l := range work {
+				did, err := l.flushCounted()
+				if err != nil {
+					onErr(l, err)
+				}
+				if did {
+					synced.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if synced.Load() {
 		s.mu.Lock()
 		s.rounds++
 		s.mu.Unlock()

@@ -16,6 +16,10 @@ type ReadOptions struct {
 	// MaxOffset, when > 0, excludes batches whose base offset is at or past
 	// it (the high watermark or last stable offset for consumers).
 	MaxOffset int64
+	// Buf, when its capacity suffices, receives the data (the result then
+	// aliases it), so a caller can reuse buffers instead of allocating one
+	// per read.
+	Buf []byte
 }
 
 // Read returns whole batches from one segment starting with the batch that
@@ -36,7 +40,7 @@ func (l *Log) Read(offset int64, opts ReadOptions) ([]byte, error) {
 		maxOffset = opts.MaxOffset
 	}
 	for i := max(l.segmentFor(offset), 0); i < len(l.segs) && offset < maxOffset; i++ {
-		data, err := l.readSegment(l.segs[i], offset, maxOffset, opts.MaxBytes)
+		data, err := l.readSegment(l.segs[i], offset, maxOffset, opts.MaxBytes, opts.Buf)
 		if err != nil || len(data) > 0 {
 			return data, err
 		}
@@ -46,7 +50,7 @@ func (l *Log) Read(offset int64, opts ReadOptions) ([]byte, error) {
 
 // readSegment reads from one segment; no bytes means offset lies past its
 // last batch.
-func (l *Log) readSegment(seg *segment, offset, maxOffset int64, maxBytes int) ([]byte, error) {
+func (l *Log) readSegment(seg *segment, offset, maxOffset int64, maxBytes int, dst []byte) ([]byte, error) {
 	if err := l.ensureLoadedShared(seg); err != nil {
 		return nil, err
 	}
@@ -60,7 +64,7 @@ func (l *Log) readSegment(seg *segment, offset, maxOffset int64, maxBytes int) (
 	}
 	defer l.m.files.release(cf)
 	n := min(int64(max(maxBytes, batch.HeaderSize)), seg.size-start)
-	buf := make([]byte, n)
+	buf := sized(dst, int(n))
 	if err := readFull(cf.f, buf, start, seg.logPath); err != nil {
 		return nil, err
 	}
@@ -83,13 +87,21 @@ func (l *Log) readSegment(seg *segment, offset, maxOffset int64, maxBytes int) (
 	}
 	if first > 0 {
 		// The first batch is larger than maxBytes: return it whole.
-		buf = make([]byte, first)
+		buf = sized(dst, first)
 		if err := readFull(cf.f, buf, start, seg.logPath); err != nil {
 			return nil, err
 		}
 		end = first
 	}
 	return chain.verifyServed(buf[:end], start)
+}
+
+// sized returns dst resliced to n bytes if it can hold them, else a new slice.
+func sized(dst []byte, n int) []byte {
+	if cap(dst) >= n {
+		return dst[:n]
+	}
+	return make([]byte, n)
 }
 
 // offsetChain checks, batch by batch, that offsets in a segment are where

@@ -8,8 +8,13 @@ import (
 	"github.com/weirmq/weir/log/batch"
 )
 
-// scanChunk is how much of a segment a scan reads at once.
-const scanChunk = 64 << 10
+// scanChunk is how much of a segment a scan of whole batches reads at once;
+// headerScanChunk is what a header-only scan reads, enough for an index
+// interval (index.interval.bytes, 4 KiB by default) plus a header.
+const (
+	scanChunk       = 64 << 10
+	headerScanChunk = 8 << 10
+)
 
 // batchScanner walks the batches of one segment file from a position, reading
 // in chunks. In header mode it yields at least the batch header (a batch that
@@ -75,7 +80,11 @@ func (s *batchScanner) window(pos int64, n int) ([]byte, error) {
 		o := pos - s.bufPos
 		return s.buf[o : o+int64(n)], nil
 	}
-	size := max(n, scanChunk)
+	chunk := scanChunk
+	if !s.full {
+		chunk = headerScanChunk // locating a batch reads about one index interval
+	}
+	size := max(n, chunk)
 	size = int(min(int64(size), s.end-pos))
 	if cap(s.buf) < size {
 		s.buf = make([]byte, size)

@@ -260,7 +260,7 @@ func (e *biEnv) segPaths() []string {
 // batchesIn returns the batches of a .log file and their positions.
 func (e *biEnv) batchesIn(path string) ([][]byte, []int64) {
 	e.t.Helper()
-	data, err := readFile(e.mem, path)
+	data, err := ReadFile(e.mem, path)
 	if err != nil {
 		e.t.Fatal(err)
 	}

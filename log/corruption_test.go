@@ -151,7 +151,7 @@ func TestCorruptionRecoveryChecksEndBelowRecoveryPoint(t *testing.T) {
 	}
 	end := l.LogEndOffset()
 	below := l.segs[l.segmentFor(rp)-1]
-	data, err := readFile(mem, below.logPath)
+	data, err := ReadFile(mem, below.logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestCorruptionRecoveryChecksEndBelowRecoveryPoint(t *testing.T) {
 // corrPatchMem applies fn to the bytes of a MemFS file.
 func corrPatchMem(t *testing.T, mem *MemFS, path string, fn func([]byte) []byte) {
 	t.Helper()
-	data, err := readFile(mem, path)
+	data, err := ReadFile(mem, path)
 	if err != nil {
 		t.Fatal(err)
 	}

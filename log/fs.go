@@ -145,9 +145,10 @@ func (o osFile) Sync() error {
 	}
 }
 
-// writeFileAtomic replaces name with data durably: write a temporary file,
-// sync it, rename it over name and sync the directory.
-func writeFileAtomic(fsys FS, name string, data []byte) error {
+// WriteFileAtomic replaces name with data durably: write a temporary file,
+// sync it, rename it over name and sync the directory. Checkpoint files of
+// the log and of the metadata quorum are written this way.
+func WriteFileAtomic(fsys FS, name string, data []byte) error {
 	tmp := name + ".tmp"
 	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -171,8 +172,9 @@ func writeFileAtomic(fsys FS, name string, data []byte) error {
 	return nil
 }
 
-// readFile reads a whole (small) file.
-func readFile(fsys FS, name string) ([]byte, error) {
+// ReadFile reads a whole (small) file; a missing one gives an error wrapping
+// fs.ErrNotExist.
+func ReadFile(fsys FS, name string) ([]byte, error) {
 	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err

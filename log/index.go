@@ -166,7 +166,7 @@ func (x *indexFile) checkTimes(nextOffset int64) error {
 // load reads the file's entries (trimmed or preallocated files alike: a
 // preallocated tail of zeros ends the entries).
 func (x *indexFile) load(fsys FS) error {
-	data, err := readFile(fsys, x.path)
+	data, err := ReadFile(fsys, x.path)
 	if err != nil {
 		return err
 	}

@@ -152,7 +152,7 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 // corrupt one is empty (recovery then scans everything).
 func (m *Manager) readCheckpoint(name string) map[TopicPartition]int64 {
 	path := filepath.Join(m.dir, name)
-	data, err := readFile(m.fs, path)
+	data, err := ReadFile(m.fs, path)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			m.logger.Warn("ignoring checkpoint", "path", path, "err", err)
@@ -264,7 +264,7 @@ func (m *Manager) ensurePartitionMetadata(dir string, topicID [16]byte) error {
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return writeFileAtomic(m.fs, path, encodePartitionMetadata(topicID))
+	return WriteFileAtomic(m.fs, path, encodePartitionMetadata(topicID))
 }
 
 // createPartitionDir makes a partition directory durable, with its metadata.
@@ -273,7 +273,7 @@ func (m *Manager) createPartitionDir(dir string, topicID [16]byte) error {
 		return fmt.Errorf("create partition dir %s: %w", dir, err)
 	}
 	if topicID != ([16]byte{}) {
-		if err := writeFileAtomic(m.fs, filepath.Join(dir, partitionMetadata), encodePartitionMetadata(topicID)); err != nil {
+		if err := WriteFileAtomic(m.fs, filepath.Join(dir, partitionMetadata), encodePartitionMetadata(topicID)); err != nil {
 			return err
 		}
 	}
@@ -286,7 +286,7 @@ func (m *Manager) createPartitionDir(dir string, topicID [16]byte) error {
 // TopicID reads a partition's topic id from partition.metadata.
 func (l *Log) TopicID() ([16]byte, error) {
 	path := filepath.Join(l.dir, partitionMetadata)
-	data, err := readFile(l.m.fs, path)
+	data, err := ReadFile(l.m.fs, path)
 	if err != nil {
 		return [16]byte{}, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -431,7 +431,7 @@ func (m *Manager) persistOffsetsLocked(name string, offsets map[TopicPartition]i
 	}
 	data := encodeOffsetCheckpoint(offsets)
 	m.mu.Unlock()
-	return writeFileAtomic(m.fs, filepath.Join(m.dir, name), data)
+	return WriteFileAtomic(m.fs, filepath.Join(m.dir, name), data)
 }
 
 // writeRecoveryCheckpoint persists the recovery points now (after a
@@ -464,7 +464,7 @@ func (m *Manager) writeCleanerCheckpoint(tp TopicPartition, offset int64, lower 
 	m.cleanerOffsets[tp] = offset
 	data := encodeOffsetCheckpoint(m.cleanerOffsets)
 	m.mu.Unlock()
-	return writeFileAtomic(m.fs, filepath.Join(m.dir, cleanerOffsetFile), data)
+	return WriteFileAtomic(m.fs, filepath.Join(m.dir, cleanerOffsetFile), data)
 }
 
 // checkpointIndexes makes the index entries of flushed data durable and moves
@@ -528,7 +528,7 @@ func (m *Manager) Close() error {
 	m.files.closeAll()
 	if len(errs) == 0 {
 		marker := filepath.Join(m.dir, cleanShutdownFile)
-		err := writeFileAtomic(m.fs, marker, nil)
+		err := WriteFileAtomic(m.fs, marker, nil)
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -54,7 +54,7 @@ func memSyncDir(t *testing.T, fsys FS, dir string) {
 // memContent returns the content of name, or "<missing>" if it does not exist.
 func memContent(t *testing.T, fsys FS, name string) string {
 	t.Helper()
-	b, err := readFile(fsys, name)
+	b, err := ReadFile(fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "<missing>"
 	}
@@ -405,7 +405,7 @@ func TestMemFSNameChangesNeedSyncDir(t *testing.T) {
 		if err := m.MkdirAll("/d", 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeFileAtomic(m, "/d/old", []byte("v1")); err != nil {
+		if err := WriteFileAtomic(m, "/d/old", []byte("v1")); err != nil {
 			t.Fatal(err)
 		}
 		g := memOpen(t, m, "/d/gone", memRW)
@@ -444,7 +444,7 @@ func TestMemFSNameChangesNeedSyncDir(t *testing.T) {
 	})
 	t.Run("writeFileAtomic", func(t *testing.T) {
 		m := setup(t)
-		if err := writeFileAtomic(m, "/d/old", []byte("v3")); err != nil {
+		if err := WriteFileAtomic(m, "/d/old", []byte("v3")); err != nil {
 			t.Fatal(err)
 		}
 		m.PowerCutDropAll()
@@ -660,7 +660,7 @@ func TestMemFSFaults(t *testing.T) {
 	if m.SyncCount() != 0 {
 		t.Fatalf("SyncCount = %d after failed syncs", m.SyncCount())
 	}
-	if err := writeFileAtomic(m, "/d/good", []byte("v")); !errors.Is(err, errDisk) {
+	if err := WriteFileAtomic(m, "/d/good", []byte("v")); !errors.Is(err, errDisk) {
 		t.Fatalf("writeFileAtomic swallowed the rename fault: %v", err)
 	}
 	if m.SyncCount() != 1 {

@@ -122,7 +122,7 @@ func (m *Manager) removeLeftovers(dir string, names []string) ([]string, error) 
 // rebuilt from the batch headers of the first trusted segments.
 func (l *Log) loadEpochs(trusted int) (rebuilt bool, err error) {
 	path := filepath.Join(l.dir, epochCheckpoint)
-	data, err := readFile(l.m.fs, path)
+	data, err := ReadFile(l.m.fs, path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("open log %s: %w", l.dir, err)
 	}
@@ -163,7 +163,7 @@ func (l *Log) rebuildEpochs(segs []*segment) error {
 
 // writeEpochsLocked persists the leader-epoch cache.
 func (l *Log) writeEpochsLocked() error {
-	return writeFileAtomic(l.m.fs, filepath.Join(l.dir, epochCheckpoint), l.epochs.encode())
+	return WriteFileAtomic(l.m.fs, filepath.Join(l.dir, epochCheckpoint), l.epochs.encode())
 }
 
 // loadClean opens a cleanly shut down log: indexes are trusted (and checked

@@ -170,10 +170,10 @@ func fuzzRecoverySeeds(f *testing.F) []fuzzSeed {
 	}
 	for i := range segs {
 		base := int64(segs[i].base)
-		if segs[i].log, err = readFile(mem, filepath.Join(dir, segmentFileName(base, logSuffix))); err != nil {
+		if segs[i].log, err = ReadFile(mem, filepath.Join(dir, segmentFileName(base, logSuffix))); err != nil {
 			f.Fatal(err)
 		}
-		if segs[i].index, err = readFile(mem, filepath.Join(dir, segmentFileName(base, indexSuffix))); err != nil {
+		if segs[i].index, err = ReadFile(mem, filepath.Join(dir, segmentFileName(base, indexSuffix))); err != nil {
 			f.Fatal(err)
 		}
 	}

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/weirmq/weir/log"
 	"github.com/weirmq/weir/log/batch"
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -57,51 +54,6 @@ func decodeHardState(path string, b []byte) (*pb.HardState, error) {
 		hs.Vote = new(RaftID(int32(qs.VotedID)))
 	}
 	return hs, nil
-}
-
-// writeFileAtomic replaces name with data durably: a temporary file,
-// fsynced, renamed over name, and the directory fsynced.
-func writeFileAtomic(fsys log.FS, name string, data []byte) error {
-	tmp := name + ".tmp"
-	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("quorum: write %s: %w", name, err)
-	}
-	if _, err = f.WriteAt(data, 0); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.Rename(tmp, name)
-	}
-	if err == nil {
-		err = fsys.SyncDir(filepath.Dir(name))
-	}
-	if err != nil {
-		return fmt.Errorf("quorum: write %s: %w", name, err)
-	}
-	return nil
-}
-
-// readFile reads a whole small file; a missing one gives an error wrapping
-// fs.ErrNotExist.
-func readFile(fsys log.FS, name string) ([]byte, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, fmt.Errorf("quorum: stat %s: %w", name, err)
-	}
-	buf := make([]byte, size)
-	if n, err := f.ReadAt(buf, 0); n < len(buf) {
-		return nil, fmt.Errorf("quorum: read %s: %w", name, err)
-	}
-	return buf, nil
 }
 
 // checkpointName is the file name of the snapshot at index and term.

@@ -89,7 +89,7 @@ func OpenStorage(m *log.Manager, fsys log.FS, voters []int32) (*Storage, error) 
 // load reads the hard state, the newest snapshot and the entry table.
 func (s *Storage) load() error {
 	path := filepath.Join(s.dir, quorumStateFile)
-	b, err := readFile(s.fs, path)
+	b, err := log.ReadFile(s.fs, path)
 	switch {
 	case err == nil:
 		if s.hs, err = decodeHardState(path, b); err != nil {
@@ -123,7 +123,7 @@ func (s *Storage) loadSnapshot() error {
 		return nil
 	}
 	path := filepath.Join(s.dir, newest)
-	b, err := readFile(s.fs, path)
+	b, err := log.ReadFile(s.fs, path)
 	if err != nil {
 		return fmt.Errorf("quorum: read %s: %w", path, err)
 	}
@@ -343,7 +343,7 @@ func (s *Storage) truncateLocked(index uint64) error {
 func (s *Storage) SetHardState(hs *pb.HardState) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := writeFileAtomic(s.fs, filepath.Join(s.dir, quorumStateFile), encodeHardState(hs)); err != nil {
+	if err := log.WriteFileAtomic(s.fs, filepath.Join(s.dir, quorumStateFile), encodeHardState(hs)); err != nil {
 		return err
 	}
 	s.hs = proto.Clone(hs).(*pb.HardState)
@@ -422,7 +422,7 @@ func (s *Storage) writeSnapshotLocked(snap *pb.Snapshot) error {
 		return err
 	}
 	name := checkpointName(snap.GetMetadata().GetIndex(), snap.GetMetadata().GetTerm())
-	if err := writeFileAtomic(s.fs, filepath.Join(s.dir, name), content); err != nil {
+	if err := log.WriteFileAtomic(s.fs, filepath.Join(s.dir, name), content); err != nil {
 		return err
 	}
 	s.snap = snap

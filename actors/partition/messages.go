@@ -106,3 +106,40 @@ type Output struct {
 	// ExpiredProducers lists the producer ids removed by expiry.
 	ExpiredProducers []int64
 }
+
+// Reads: served by the actor shell from the log, not by the Replica.
+
+// IsolationLevel is a Fetch request's isolation_level.
+type IsolationLevel int8
+
+// Isolation levels. Without transactions the last stable offset is the
+// high watermark, so both read up to it.
+const (
+	ReadUncommitted IsolationLevel = 0
+	ReadCommitted   IsolationLevel = 1
+)
+
+// ReadRecords asks for whole batches from Offset, below the high watermark
+// (and below MaxOffset when it is > 0), at most MaxBytes (the first batch
+// is returned whole). With MaxWaitMs > 0 a read that finds nothing is
+// parked until an append moves the high watermark past Offset or a Tick
+// passes its deadline; it is answered by one ReadRecordsResult.
+type ReadRecords struct {
+	Offset    int64
+	MaxBytes  int
+	MaxOffset int64
+	Isolation IsolationLevel
+	MaxWaitMs int32
+}
+
+// ReadRecordsResult answers ReadRecords.
+type ReadRecordsResult struct {
+	// ErrorCode is a Kafka error code, 0 for success.
+	ErrorCode      int16
+	ErrorMessage   string
+	Records        []byte
+	HighWatermark  int64
+	LogStartOffset int64
+	// LastStableOffset equals HighWatermark (no transactions yet).
+	LastStableOffset int64
+}

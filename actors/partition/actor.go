@@ -1,0 +1,477 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/weirmq/weir/log"
+	"github.com/weirmq/weir/log/batch"
+)
+
+// ErrNotStarted is returned by the facade when the actor could not rebuild
+// its state from the log; it is wrapped with detail.
+var ErrNotStarted = errors.New("partition: actor not started")
+
+// ErrUnexpectedReply is an answer of the wrong type; wrapped with detail.
+var ErrUnexpectedReply = errors.New("partition: unexpected reply")
+
+// defaultRequestTimeout bounds a facade request whose context has no
+// deadline.
+const defaultRequestTimeout = 30 * time.Second
+
+// ActorConfig is what the partition actor is built from.
+type ActorConfig struct {
+	// Log is the partition's opened log (log.Manager.OpenLog). The actor
+	// does not close it: the Manager does.
+	Log *log.Log
+	// Replica holds the decision logic's settings.
+	Replica Config
+	// Now is the clock; nil means time.Now. Tests inject their own.
+	Now func() time.Time
+	// Logger receives the actor's warnings; nil means slog.Default().
+	Logger *slog.Logger
+	// Board, if set, is where the actor publishes its status; Spawn sets
+	// it. A Board must be used by one actor at a time.
+	Board *Board
+}
+
+// Board is the partition's published state, readable from any goroutine
+// without asking the actor: an immutable Status swapped in after every step
+// that changes it, and counters.
+type Board struct {
+	status  atomic.Pointer[Status]
+	unknown atomic.Uint64
+}
+
+// Status returns the last published status (the zero Status before the
+// actor has started).
+func (b *Board) Status() Status {
+	if s := b.status.Load(); s != nil {
+		return *s
+	}
+	return Status{}
+}
+
+// UnknownMessages counts the messages the actor did not understand.
+func (b *Board) UnknownMessages() uint64 { return b.unknown.Load() }
+
+// pendingReply is where a request's answer goes: the requester's PID and
+// the ID it chose, which the shell replaces with its own unique ID while
+// the request is in the replica.
+type pendingReply struct {
+	to       *actor.PID
+	callerID uint64
+}
+
+// partitionActor is the thin shell around Replica: it rebuilds the state
+// from the log, steps messages in mailbox order and performs each Output
+// (see the package doc's duties).
+type partitionActor struct {
+	cfg      ActorConfig
+	log      *slog.Logger
+	now      func() time.Time
+	board    *Board
+	r        *Replica
+	startErr error
+	nextID   uint64
+	pending  map[uint64]pendingReply
+	system   *actor.ActorSystem
+	self     *actor.PID
+	// parked are long-poll reads; tickMs is the last Tick's time, which
+	// their deadlines are checked against.
+	parked []*parkedRead
+	tickMs int64
+}
+
+// Props returns the props of a partition actor over cfg.Log. Requests
+// (*AppendBatches, *ReadRecords) are answered to their sender: send them
+// with Request or RequestFuture (a plain Send gets no answer). The answer
+// to an AppendBatches carries the sender's own ID; the actor owns the
+// message's Records from then on (the log rewrites them in place).
+// Leadership comes from outside with *BecomeLeader / *BecomeFollower, time
+// with *Tick (NowMs 0: the actor's clock). A supervisor restart rebuilds
+// the state from the log; requests in flight are then lost.
+func Props(cfg ActorConfig) *actor.Props {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Board == nil {
+		cfg.Board = &Board{}
+	}
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &partitionActor{
+			cfg: cfg, now: cfg.Now, board: cfg.Board,
+			log:     cfg.Logger.With("partition", cfg.Log.TopicPartition().String()),
+			pending: map[uint64]pendingReply{},
+		}
+	})
+}
+
+// Receive dispatches one message. It never blocks on another actor or on
+// an fsync: flush completions come back as FlushCompleted messages.
+func (a *partitionActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.onStarted(ctx)
+	case *actor.Stopping:
+		a.onStopping(ctx)
+	case *actor.Stopped, *actor.Restarting:
+	case *AppendBatches:
+		a.onAppendBatches(ctx, m)
+	case *FlushCompleted:
+		a.step(ctx, func(r *Replica) Output { return r.OnFlushCompleted(m) })
+	case *Tick:
+		t := *m
+		if t.NowMs == 0 {
+			t.NowMs = a.now().UnixMilli()
+		}
+		a.tickMs = max(a.tickMs, t.NowMs)
+		a.step(ctx, func(r *Replica) Output { return r.OnTick(&t) })
+	case *BecomeLeader:
+		a.step(ctx, func(r *Replica) Output { return r.BecomeLeader(m) })
+	case *BecomeFollower:
+		a.step(ctx, func(r *Replica) Output { return r.BecomeFollower(m) })
+	case *ReadRecords:
+		a.onReadRecords(ctx, m)
+	default:
+		a.board.unknown.Add(1)
+		a.log.Warn("partition actor: unknown message", "type", fmt.Sprintf("%T", m))
+	}
+}
+
+// onStarted rebuilds the replica from the log (duty 1): the producer state
+// by replaying every batch header from the log start offset, the high
+// watermark at the log end (the flushed offset under group commit), as a
+// single replica may.
+func (a *partitionActor) onStarted(ctx actor.Context) {
+	a.system, a.self = ctx.ActorSystem(), ctx.Self()
+	r, err := rebuild(a.cfg)
+	if err != nil {
+		a.startErr = err
+		a.log.Error("partition actor: rebuilding state from the log", "err", err)
+		return
+	}
+	a.r = r
+	a.publish()
+}
+
+// rebuild recovers the producer state from the log and creates the
+// replica. Producer snapshots are not read (nor written) yet: the whole log
+// is replayed.
+func rebuild(cfg ActorConfig) (*Replica, error) {
+	l := cfg.Log
+	ps := NewProducerState()
+	start, end := l.LogStartOffset(), l.LogEndOffset()
+	for off := max(ps.EndOffset(), start); off < end; {
+		buf, err := l.Read(off, log.ReadOptions{MaxBytes: 1 << 20})
+		if err != nil {
+			return nil, fmt.Errorf("partition: replaying %s at %d: %w", l.TopicPartition(), off, err)
+		}
+		bs, err := batch.Split(buf)
+		if err != nil {
+			return nil, fmt.Errorf("partition: replaying %s at %d: %w", l.TopicPartition(), off, err)
+		}
+		if len(bs) == 0 {
+			return nil, fmt.Errorf("partition: replaying %s: no batch at %d below log end %d: %w", l.TopicPartition(), off, end, ErrNotStarted)
+		}
+		for _, b := range bs {
+			h, err := batch.ParseHeader(b)
+			if err != nil {
+				return nil, fmt.Errorf("partition: replaying %s at %d: %w", l.TopicPartition(), off, err)
+			}
+			ps.ObserveBatch(BatchFromHeader(h))
+			off = batch.LastOffset(b) + 1
+		}
+	}
+	hw := end
+	if cfg.Replica.GroupCommit {
+		hw = l.FlushedOffset()
+	}
+	r, err := NewReplica(cfg.Replica, Start{
+		LogStartOffset: start, LogEndOffset: end, FlushedOffset: l.FlushedOffset(),
+		HighWatermark: hw, Producers: ps,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("partition: creating replica for %s: %w", l.TopicPartition(), err)
+	}
+	return r, nil
+}
+
+// onStopping answers every queued or parked request NOT_LEADER_OR_FOLLOWER
+// so no requester waits for its timeout.
+func (a *partitionActor) onStopping(ctx actor.Context) {
+	a.answerParkedReads(ctx)
+	if a.r == nil {
+		return
+	}
+	st := a.r.Status()
+	a.step(ctx, func(r *Replica) Output {
+		return r.BecomeFollower(&BecomeFollower{Leader: -1, LeaderEpoch: st.LeaderEpoch})
+	})
+}
+
+// onAppendBatches stamps the request with the clock and a unique ID,
+// remembers where to answer, and steps it.
+func (a *partitionActor) onAppendBatches(ctx actor.Context, m *AppendBatches) {
+	if a.r == nil {
+		a.reply(ctx, pendingReply{to: ctx.Sender(), callerID: m.ID}, &AppendBatchesResult{
+			ID: m.ID, Acks: m.Acks, ErrorCode: kerr.KafkaStorageError.Code,
+			ErrorMessage: fmt.Sprintf("partition not started: %v", a.startErr),
+			BaseOffset:   -1, LogAppendTimeMs: -1, LogStartOffset: -1,
+			CurrentLeader: LeaderHint{LeaderID: -1, LeaderEpoch: -1},
+		})
+		return
+	}
+	a.nextID++
+	id := a.nextID
+	a.pending[id] = pendingReply{to: ctx.Sender(), callerID: m.ID}
+	req := *m
+	req.ID, req.NowMs = id, a.now().UnixMilli()
+	a.step(ctx, func(r *Replica) Output { return r.OnAppendBatches(&req) })
+}
+
+// step applies one message to the replica and performs its Output and
+// those of the LogAppended events it causes (duties 3 to 7).
+func (a *partitionActor) step(ctx actor.Context, fn func(*Replica) Output) {
+	if a.r == nil {
+		return
+	}
+	out := fn(a.r)
+	for {
+		for _, rep := range out.Replies {
+			if p, ok := a.pending[rep.ID]; ok {
+				delete(a.pending, rep.ID)
+				a.reply(ctx, p, rep)
+			}
+		}
+		if upTo := out.FlushUpTo; upTo > 0 {
+			system, self := a.system, a.self
+			// Runs on the fsync goroutine (or here, at once): only send.
+			a.cfg.Log.OnFlushed(upTo, func(err error) {
+				system.Root.Send(self, &FlushCompleted{UpTo: upTo, Err: err})
+			})
+		}
+		if len(out.ExpiredProducers) > 0 {
+			a.log.Debug("partition actor: producers expired", "ids", out.ExpiredProducers)
+		}
+		ap := out.Append
+		if ap == nil {
+			break
+		}
+		// A page-cache write: acceptable inside Receive (never an fsync).
+		res, err := a.cfg.Log.Append(ap.Records, ap.Options)
+		if err != nil {
+			err = fmt.Errorf("partition: append to %s: %w", a.cfg.Log.TopicPartition(), err)
+		}
+		out = a.r.OnLogAppended(&LogAppended{Seq: ap.Seq, Result: res, Err: err})
+	}
+	a.publish()
+	a.wakeReads(ctx)
+}
+
+// reply sends res, with the requester's own ID, to the requester.
+func (a *partitionActor) reply(ctx actor.Context, p pendingReply, res *AppendBatchesResult) {
+	if p.to == nil {
+		return // sent without a sender: nobody to answer
+	}
+	out := *res
+	out.ID = p.callerID
+	ctx.Send(p.to, &out)
+}
+
+// publish swaps in a new Status if it changed.
+func (a *partitionActor) publish() {
+	st := a.r.Status()
+	if old := a.board.status.Load(); old != nil && *old == st {
+		return
+	}
+	a.board.status.Store(&st)
+}
+
+// Client is a typed facade over a partition actor for callers outside
+// actors. Its methods block the calling goroutine (never call them from a
+// Receive).
+type Client struct {
+	system *actor.ActorSystem
+	pid    *actor.PID
+	board  *Board
+}
+
+// Spawn starts a partition actor in system and returns its facade. The
+// caller sends BecomeLeader (Client.BecomeLeader) to make it accept
+// appends.
+func Spawn(system *actor.ActorSystem, cfg ActorConfig) *Client {
+	if cfg.Board == nil {
+		cfg.Board = &Board{}
+	}
+	pid := system.Root.Spawn(Props(cfg))
+	return &Client{system: system, pid: pid, board: cfg.Board}
+}
+
+// PID returns the actor's PID, for actors that talk to it directly.
+func (c *Client) PID() *actor.PID { return c.pid }
+
+// Status returns the last published status without asking the actor.
+func (c *Client) Status() Status { return c.board.Status() }
+
+// UnknownMessages counts the messages the actor did not understand.
+func (c *Client) UnknownMessages() uint64 { return c.board.UnknownMessages() }
+
+// BecomeLeader tells the actor it leads the partition.
+func (c *Client) BecomeLeader(m *BecomeLeader) { c.system.Root.Send(c.pid, m) }
+
+// Tick sends the clock's reading (0: the actor's own clock).
+func (c *Client) Tick(nowMs int64) { c.system.Root.Send(c.pid, &Tick{NowMs: nowMs}) }
+
+// Stop stops the actor and waits until it has stopped; parked requests are
+// answered NOT_LEADER_OR_FOLLOWER first.
+func (c *Client) Stop() error {
+	if err := c.system.Root.StopFuture(c.pid).Wait(); err != nil {
+		return fmt.Errorf("partition: stopping %s: %w", c.pid, err)
+	}
+	return nil
+}
+
+// Append sends req and waits for its answer, until ctx's deadline (30s
+// without one). req.Records is copied: the log rewrites offsets in place.
+// The error is for the exchange only; Kafka errors are in the result's
+// ErrorCode.
+func (c *Client) Append(ctx context.Context, req *AppendBatches) (*AppendBatchesResult, error) {
+	m := *req
+	m.Records = append([]byte(nil), req.Records...)
+	res, err := c.request(ctx, &m)
+	if err != nil {
+		return nil, fmt.Errorf("partition: append: %w", err)
+	}
+	r, ok := res.(*AppendBatchesResult)
+	if !ok {
+		return nil, fmt.Errorf("partition: append: %w: %T", ErrUnexpectedReply, res)
+	}
+	return r, nil
+}
+
+// Read sends req and waits for its answer (see ReadRecords).
+func (c *Client) Read(ctx context.Context, req *ReadRecords) (*ReadRecordsResult, error) {
+	m := *req
+	res, err := c.request(ctx, &m)
+	if err != nil {
+		return nil, fmt.Errorf("partition: read: %w", err)
+	}
+	r, ok := res.(*ReadRecordsResult)
+	if !ok {
+		return nil, fmt.Errorf("partition: read: %w: %T", ErrUnexpectedReply, res)
+	}
+	return r, nil
+}
+
+// request asks the actor and waits, from the caller's goroutine.
+func (c *Client) request(ctx context.Context, msg any) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	timeout := defaultRequestTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+		if timeout <= 0 {
+			return nil, context.DeadlineExceeded
+		}
+	}
+	return c.system.Root.RequestFuture(c.pid, msg, timeout).Result()
+}
+
+// parkedRead is a long-poll read waiting for data or its deadline.
+type parkedRead struct {
+	to         *actor.PID
+	req        ReadRecords
+	deadlineMs int64
+}
+
+// onReadRecords answers a read at once, or parks it when it found nothing
+// and may wait.
+func (a *partitionActor) onReadRecords(ctx actor.Context, m *ReadRecords) {
+	res := a.read(m)
+	if res.ErrorCode == 0 && len(res.Records) == 0 && m.MaxWaitMs > 0 && ctx.Sender() != nil {
+		a.parked = append(a.parked, &parkedRead{
+			to: ctx.Sender(), req: *m, deadlineMs: a.now().UnixMilli() + int64(m.MaxWaitMs),
+		})
+		return
+	}
+	if ctx.Sender() != nil {
+		ctx.Send(ctx.Sender(), res)
+	}
+}
+
+// read serves m from the log, bounded by the high watermark: a page-cache
+// read, acceptable inside Receive.
+func (a *partitionActor) read(m *ReadRecords) *ReadRecordsResult {
+	if a.r == nil {
+		return &ReadRecordsResult{ErrorCode: kerr.KafkaStorageError.Code, ErrorMessage: fmt.Sprintf("partition not started: %v", a.startErr),
+			HighWatermark: -1, LogStartOffset: -1, LastStableOffset: -1}
+	}
+	st := a.r.Status()
+	res := &ReadRecordsResult{HighWatermark: st.HighWatermark, LogStartOffset: st.LogStartOffset, LastStableOffset: st.HighWatermark}
+	if st.Role != Leader {
+		res.ErrorCode, res.ErrorMessage = kerr.NotLeaderForPartition.Code, "not the leader"
+		return res
+	}
+	bound := st.HighWatermark
+	if m.MaxOffset > 0 {
+		bound = min(bound, m.MaxOffset)
+	}
+	if m.Offset < st.LogStartOffset || m.Offset > st.LogEndOffset {
+		res.ErrorCode = kerr.OffsetOutOfRange.Code
+		res.ErrorMessage = fmt.Sprintf("offset %d outside [%d, %d]", m.Offset, st.LogStartOffset, st.LogEndOffset)
+		return res
+	}
+	if m.Offset >= bound {
+		return res
+	}
+	data, err := a.cfg.Log.Read(m.Offset, log.ReadOptions{MaxBytes: m.MaxBytes, MaxOffset: bound})
+	switch {
+	case errors.Is(err, log.ErrOffsetOutOfRange):
+		res.ErrorCode, res.ErrorMessage = kerr.OffsetOutOfRange.Code, err.Error()
+	case err != nil:
+		res.ErrorCode, res.ErrorMessage = kerr.KafkaStorageError.Code, err.Error()
+	default:
+		res.Records = data
+	}
+	return res
+}
+
+// wakeReads answers the parked reads that now find data or whose deadline
+// the last tick passed.
+func (a *partitionActor) wakeReads(ctx actor.Context) {
+	if len(a.parked) == 0 {
+		return
+	}
+	kept := a.parked[:0]
+	for _, p := range a.parked {
+		res := a.read(&p.req)
+		if res.ErrorCode != 0 || len(res.Records) > 0 || p.deadlineMs <= a.tickMs {
+			ctx.Send(p.to, res)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	clear(a.parked[len(kept):])
+	a.parked = kept
+}
+
+// answerParkedReads answers every parked read with what is there now (on
+// stop).
+func (a *partitionActor) answerParkedReads(ctx actor.Context) {
+	for _, p := range a.parked {
+		ctx.Send(p.to, a.read(&p.req))
+	}
+	a.parked = nil
+}

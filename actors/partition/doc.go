@@ -14,6 +14,8 @@
 //   - acks.go: parked acknowledgements, flushes, ticks.
 //   - producer_state.go, sequence.go: Kafka's ProducerStateManager rules.
 //   - producer_snapshot.go: the producer snapshot encoding.
+//   - actor.go: the protoactor shell (Props, Spawn, Client, Board), which
+//     performs each Output: log appends, flush callbacks, replies, parked reads.
 //
 // # The caller's duties
 //

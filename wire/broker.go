@@ -1,0 +1,39 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/weirmq/weir/actors/partition"
+	"github.com/weirmq/weir/cluster/config"
+	"github.com/weirmq/weir/cluster/metadata"
+)
+
+// Broker is the node as the API handlers see it: the metadata image, the
+// partition actors hosted here, the broker's configuration and the way to
+// change metadata. Package cluster implements it; tests implement it with
+// an in-memory image. Every method is safe for concurrent use and returns
+// promptly unless it takes a ctx.
+type Broker interface {
+	// NodeID is this broker's node.id.
+	NodeID() int32
+	// BrokerEpoch is the epoch of this process's registration (0 before
+	// it registered).
+	BrokerEpoch() int64
+	// Image returns the latest applied metadata image.
+	Image() *metadata.Image
+	// Config returns the broker's static configuration (server.properties
+	// and flags). It never changes while the broker runs.
+	Config() *config.Broker
+	// Replica returns the actor of the partition's replica on this node,
+	// or nil when this node hosts none (yet): the image can name this node
+	// a replica a moment before the actor is started.
+	Replica(topicID metadata.UUID, partition int32) *partition.Client
+	// Propose runs build against the latest image, in the one goroutine
+	// that changes metadata (so nothing else changes the image between
+	// build and the proposal), proposes the records it returns as one
+	// batch, and returns the image once the batch is applied. build's
+	// error is returned as is, wrapped by nothing; an empty batch is not
+	// proposed and returns the current image. The wait ends early with
+	// ctx's error, in which case the batch may still be applied.
+	Propose(ctx context.Context, build func(img *metadata.Image) ([]metadata.Record, error)) (*metadata.Image, error)
+}

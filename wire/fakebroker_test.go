@@ -1,0 +1,219 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirmq/weir/actors/partition"
+	"github.com/weirmq/weir/cluster/config"
+	"github.com/weirmq/weir/cluster/metadata"
+	"github.com/weirmq/weir/log"
+)
+
+// fakeBroker is a one-node Broker for the API handlers' tests: an
+// in-memory metadata image changed by Propose (no raft), and a partition
+// actor, leading, for every partition of the image, over logs in a temporary
+// directory. It stands in for package cluster, which wire cannot import.
+type fakeBroker struct {
+	t      testing.TB
+	system *actor.ActorSystem
+	logs   *log.Manager
+	cfg    *config.Broker
+	node   int32
+	epoch  int64
+
+	mu       sync.Mutex // serializes Propose and the replica map
+	img      *metadata.Image
+	replicas map[replicaKey]*partition.Client
+}
+
+type replicaKey struct {
+	id  metadata.UUID
+	idx int32
+}
+
+// newFakeBroker returns a broker registered and unfenced as node 1,
+// advertising addr, with the server.properties lines in props applied.
+func newFakeBroker(t testing.TB, addr string, props map[string]string) *fakeBroker {
+	t.Helper()
+	cfg := config.NewBroker()
+	for k, v := range props {
+		if err := cfg.Override(k, v); err != nil {
+			t.Fatalf("config %s=%s: %v", k, v, err)
+		}
+	}
+	m, err := log.OpenManager(log.ManagerConfig{Dir: t.TempDir(), NoBackground: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &fakeBroker{
+		t: t, system: actor.NewActorSystem(), logs: m, cfg: cfg, node: 1,
+		img: metadata.Empty(), replicas: map[replicaKey]*partition.Client{},
+	}
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(portStr)
+	b.apply(metadata.ClusterCreatedRecord{ClusterID: metadata.UUID{9, 9, 9}.String()})
+	b.apply(metadata.ControllerChangedRecord{ControllerID: 1, Term: 1})
+	regs, epoch, err := metadata.RegisterBrokerRecords(b.img, metadata.BrokerRegistrationRecord{
+		NodeID: 1, IncarnationID: metadata.UUID{1}, Host: host, Port: int32(port),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.epoch = epoch
+	b.apply(regs...)
+	b.apply(metadata.BrokerUnfencedRecord{NodeID: 1, BrokerEpoch: epoch})
+	t.Cleanup(b.close)
+	return b
+}
+
+func (b *fakeBroker) apply(recs ...metadata.Record) {
+	bl := metadata.NewBuilder(b.img)
+	off := b.img.Offset() + 1
+	for _, r := range recs {
+		if err := bl.Apply(r, off); err != nil {
+			b.t.Fatalf("fake broker: apply %v: %v", r, err)
+		}
+	}
+	b.img = bl.Image()
+}
+
+func (b *fakeBroker) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k, c := range b.replicas {
+		if err := c.Stop(); err != nil {
+			b.t.Errorf("stop replica: %v", err)
+		}
+		delete(b.replicas, k)
+	}
+	b.system.Shutdown()
+	if err := b.logs.Close(); err != nil {
+		b.t.Errorf("close logs: %v", err)
+	}
+}
+
+func (b *fakeBroker) NodeID() int32          { return b.node }
+func (b *fakeBroker) BrokerEpoch() int64     { return b.epoch }
+func (b *fakeBroker) Config() *config.Broker { return b.cfg }
+
+func (b *fakeBroker) Image() *metadata.Image {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.img
+}
+
+func (b *fakeBroker) Replica(id metadata.UUID, idx int32) *partition.Client {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.replicas[replicaKey{id, idx}]
+}
+
+// Propose applies build's records at once, then starts (leading) or stops
+// replicas to match the image.
+func (b *fakeBroker) Propose(ctx context.Context, build func(img *metadata.Image) ([]metadata.Record, error)) (*metadata.Image, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	recs, err := build(b.img)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return b.img, nil
+	}
+	bl := metadata.NewBuilder(b.img)
+	off := b.img.Offset() + 1
+	for _, r := range recs {
+		if err := bl.Apply(r, off); err != nil {
+			return nil, fmt.Errorf("fake broker: apply %v: %w", r, err)
+		}
+	}
+	b.img = bl.Image()
+	if err := b.reconcile(); err != nil {
+		return nil, err
+	}
+	return b.img, nil
+}
+
+// reconcile runs with mu held.
+func (b *fakeBroker) reconcile() error {
+	live := map[replicaKey]bool{}
+	for _, t := range b.img.Topics() {
+		for i := range t.NumPartitions() {
+			p, _ := t.Partition(i)
+			k := replicaKey{t.ID(), i}
+			live[k] = true
+			if _, ok := b.replicas[k]; ok || p.Leader != b.node {
+				continue
+			}
+			resolved, err := b.cfg.ResolveTopic(b.img.Config(metadata.TopicResource(t.Name())))
+			if err != nil {
+				return err
+			}
+			lc, err := config.ToLogConfig(resolved)
+			if err != nil {
+				return err
+			}
+			l, err := b.logs.OpenLog(log.TopicPartition{Topic: t.Name(), Partition: i}, lc, t.ID())
+			if err != nil {
+				return err
+			}
+			rc := partition.DefaultConfig()
+			rc.NodeID = b.node
+			c := partition.Spawn(b.system, partition.ActorConfig{Log: l, Replica: rc})
+			c.BecomeLeader(&partition.BecomeLeader{LeaderEpoch: p.LeaderEpoch, ISR: p.ISR})
+			b.replicas[k] = c
+		}
+	}
+	for k, c := range b.replicas {
+		if live[k] {
+			continue
+		}
+		if err := c.Stop(); err != nil {
+			return err
+		}
+		delete(b.replicas, k)
+	}
+	return nil
+}
+
+// startBroker serves the real API table with a BrokerHandler over a
+// fakeBroker on a loopback port and returns the server and the broker.
+func startBroker(t *testing.T, props map[string]string) (*Server, *fakeBroker) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newFakeBroker(t, ln.Addr().String(), props)
+	h, err := NewBrokerHandler(BrokerHandlerConfig{Broker: b, System: b.system})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := TestConfig()
+	s, err := NewServer(cfg, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(ln) }()
+	t.Cleanup(func() {
+		_ = s.Close()
+		_ = h.Close()
+	})
+	// Let Serve take the listener before the test dials.
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Addr() == nil && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return s, b
+}

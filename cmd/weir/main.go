@@ -34,6 +34,7 @@ type command struct {
 // run, not listed here.
 var commands = []command{
 	{"version", "print weir's module version and the Go version it was built with", runVersion},
+	{"serve", "run a broker: 'weir serve' with no flags serves 127.0.0.1:9092 from ./weir-data", runServe},
 	// dump-log (cmd/weir/dumplog.go) goes here, one line:
 	// {"dump-log", "print the batches of .log, .index and .timeindex files", runDumpLog},
 	{"dump-log", "print .log, .index and .timeindex segment files as kafka-dump-log.sh does", runDumpLog},

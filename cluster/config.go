@@ -1,0 +1,141 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/weirmq/weir/cluster/config"
+	"github.com/weirmq/weir/log"
+)
+
+// ErrInvalidConfig is a node configuration StartNode refuses, wrapped with
+// detail.
+var ErrInvalidConfig = errors.New("cluster: invalid config")
+
+// Config is what StartNode builds a node from.
+type Config struct {
+	// Broker is the node's Kafka configuration (server.properties plus
+	// flags). node.id, log.dirs (one directory), listeners and
+	// advertised.listeners are read from it.
+	Broker *config.Broker
+	// Logger receives the node's log lines; nil uses slog.Default().
+	Logger *slog.Logger
+	// Listener, when set, is used instead of binding the listeners config
+	// (tests hand in a 127.0.0.1:0 listener). The node closes it on Stop.
+	Listener net.Listener
+	// FS is the file system of the data directory; nil is the real one.
+	FS log.FS
+	// TickInterval is the node's ticker period: raft ticks and partition
+	// ticks (long-poll deadlines, producer expiry). Default 50ms.
+	TickInterval time.Duration
+	// StartTimeout bounds StartNode's wait for the node to be ready
+	// (registered, unfenced, its partitions led). Default 60s.
+	StartTimeout time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// NewConfig returns a Config over broker, or over Kafka's defaults (with
+// weir's departures) when broker is nil.
+func NewConfig(broker *config.Broker) Config {
+	if broker == nil {
+		broker = config.NewBroker()
+	}
+	return Config{Broker: broker}
+}
+
+func (c *Config) setDefaults() {
+	if c.Broker == nil {
+		c.Broker = config.NewBroker()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.FS == nil {
+		c.FS = log.OSFS{}
+	}
+	if c.TickInterval <= 0 {
+		c.TickInterval = 50 * time.Millisecond
+	}
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = 60 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// dataDir returns the one log directory.
+func (c *Config) dataDir() (string, error) {
+	dirs := c.Broker.LogDirs()
+	if len(dirs) != 1 {
+		return "", fmt.Errorf("%w: log.dirs %q: weir takes exactly one directory", ErrInvalidConfig, strings.Join(dirs, ","))
+	}
+	return dirs[0], nil
+}
+
+// listenAddr returns the host:port of the one listener.
+func (c *Config) listenAddr() (string, error) {
+	return oneListener("listeners", c.Broker.Listeners())
+}
+
+// advertisedAddr returns the host and port clients are told to use: the
+// advertised listener, or the bound address when it advertises port 0 or
+// a wildcard host.
+func (c *Config) advertisedAddr(bound net.Addr) (string, int32, error) {
+	addr, err := oneListener("advertised.listeners", c.Broker.AdvertisedListeners())
+	if err != nil {
+		return "", 0, err
+	}
+	host, port, err := splitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	if tcp, ok := bound.(*net.TCPAddr); ok {
+		if port == 0 {
+			port = int32(tcp.Port)
+		}
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = tcp.IP.String()
+			if tcp.IP.IsUnspecified() {
+				host = "127.0.0.1"
+			}
+		}
+	}
+	return host, port, nil
+}
+
+// oneListener strips the NAME:// prefix of the single listener of list.
+func oneListener(name string, list []string) (string, error) {
+	if len(list) != 1 {
+		return "", fmt.Errorf("%w: %s %q: weir serves exactly one listener", ErrInvalidConfig, name, strings.Join(list, ","))
+	}
+	l := list[0]
+	if i := strings.Index(l, "://"); i >= 0 {
+		proto := l[:i]
+		if proto != "PLAINTEXT" {
+			return "", fmt.Errorf("%w: %s %q: only PLAINTEXT listeners are served", ErrInvalidConfig, name, l)
+		}
+		l = l[i+3:]
+	}
+	if _, _, err := splitHostPort(l); err != nil {
+		return "", fmt.Errorf("%w: %s: %w", ErrInvalidConfig, name, err)
+	}
+	return l, nil
+}
+
+func splitHostPort(addr string) (string, int32, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: address %q: %w", ErrInvalidConfig, addr, err)
+	}
+	var port int
+	if _, err := fmt.Sscanf(p, "%d", &port); err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("%w: address %q: bad port", ErrInvalidConfig, addr)
+	}
+	return host, int32(port), nil
+}

@@ -1,0 +1,274 @@
+package cluster
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirmq/weir/cluster/metadata"
+	"github.com/weirmq/weir/cluster/quorum"
+)
+
+// ErrNodeFailed wraps the error that stopped the metadata actor (a storage
+// or apply failure of the quorum); the node serves no metadata changes
+// after it.
+var ErrNodeFailed = errors.New("cluster: metadata actor failed")
+
+// settled is a proposal whose outcome is known, to be answered once the
+// image that holds it has been reconciled.
+type settled struct {
+	reply func(*metadata.Image, error)
+	err   error
+}
+
+// metadataActor owns the quorum node (see the package doc): proposals,
+// raft ticks and Ready handling, the start-up sequence, elections, and the
+// reconciliation of partition actors with every applied image.
+type metadataActor struct {
+	n   *Node
+	q   *quorum.Node
+	log *slog.Logger
+
+	applied  *metadata.Image // the last image reconciled and published
+	spec     *metadata.Image // applied plus the proposals in flight
+	inflight int
+	settled  []settled
+	queued   []*proposeRecords // proposals that arrived before this node led
+	failed   error
+
+	// start-up sequence and elections
+	stepInFlight bool  // an internal proposal is in flight
+	epoch        int64 // this process's broker epoch once registered
+	pendingEpoch int64
+	incarnation  metadata.UUID
+	ready        bool
+}
+
+func newMetadataActor(n *Node, q *quorum.Node) *metadataActor {
+	var inc metadata.UUID
+	for inc.IsZero() {
+		_, _ = rand.Read(inc[:])
+	}
+	img := q.Image()
+	return &metadataActor{n: n, q: q, log: n.log, applied: img, spec: img, incarnation: inc}
+}
+
+// Receive handles one message.
+func (a *metadataActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *startMetadata:
+		a.handleReady()
+	case *tickMetadata:
+		if a.failed == nil {
+			a.q.Tick()
+			a.handleReady()
+		}
+	case *proposeRecords:
+		a.propose(m)
+		a.handleReady()
+	case *actor.Stopping:
+		a.failAll(fmt.Errorf("%w: node stopping", ErrNodeFailed))
+	}
+}
+
+// propose builds and proposes one batch, or answers at once.
+func (a *metadataActor) propose(m *proposeRecords) {
+	if a.failed != nil {
+		m.reply(nil, a.failed)
+		return
+	}
+	if !a.q.IsLeader() {
+		a.queued = append(a.queued, m)
+		return
+	}
+	recs, err := m.build(a.spec)
+	if err != nil {
+		m.reply(nil, err)
+		return
+	}
+	if len(recs) == 0 {
+		m.reply(a.applied, nil)
+		return
+	}
+	// Apply to the speculative image first: a record that would not apply
+	// must never reach the log, where it would stop every node.
+	next, err := applyAll(a.spec, recs)
+	if err != nil {
+		m.reply(nil, err)
+		return
+	}
+	err = a.q.Propose(recs, func(_ uint64, err error) {
+		a.settled = append(a.settled, settled{reply: m.reply, err: err})
+	})
+	if err != nil {
+		m.reply(nil, fmt.Errorf("cluster: propose: %w", err))
+		return
+	}
+	a.spec = next
+	a.inflight++
+}
+
+// applyAll applies recs to img as one batch at the next offset.
+func applyAll(img *metadata.Image, recs []metadata.Record) (*metadata.Image, error) {
+	b := metadata.NewBuilder(img)
+	off := img.Offset() + 1
+	for _, r := range recs {
+		if err := b.Apply(r, off); err != nil {
+			return nil, fmt.Errorf("cluster: proposal does not apply: %w", err)
+		}
+	}
+	return b.Image(), nil
+}
+
+// handleReady persists and applies what raft has ready, reconciles the
+// partition actors with a new image, publishes it, answers the proposals
+// it settled and moves the start-up sequence on.
+func (a *metadataActor) handleReady() {
+	if a.failed != nil {
+		return
+	}
+	for a.q.HasReady() {
+		// A single voter has no one to send to; the replicated cluster
+		// routes these messages to the other voters.
+		if _, err := a.q.HandleReady(); err != nil {
+			a.fail(err)
+			return
+		}
+	}
+	if img := a.q.Image(); img != a.applied {
+		a.n.replicas.reconcile(img)
+		a.applied = img
+		a.n.image.Store(img)
+	}
+	done := a.settled
+	a.settled = nil
+	for _, s := range done {
+		a.inflight--
+		if s.err != nil {
+			s.reply(nil, s.err)
+			continue
+		}
+		s.reply(a.applied, nil)
+	}
+	if a.inflight <= 0 {
+		a.inflight = 0
+		a.spec = a.applied
+	}
+	if a.q.IsLeader() && len(a.queued) > 0 {
+		queued := a.queued
+		a.queued = nil
+		for _, m := range queued {
+			a.propose(m)
+		}
+		if a.q.HasReady() {
+			a.handleReady()
+			return
+		}
+	}
+	a.advance()
+}
+
+// fail stops the actor's metadata work for good.
+func (a *metadataActor) fail(err error) {
+	a.failed = fmt.Errorf("%w: %w", ErrNodeFailed, err)
+	a.log.Error("metadata quorum stopped", "err", err)
+	a.failAll(a.failed)
+	a.n.signalReady(a.failed)
+}
+
+// failAll answers every waiting proposal with err.
+func (a *metadataActor) failAll(err error) {
+	for _, s := range a.settled {
+		s.reply(nil, err)
+	}
+	for _, m := range a.queued {
+		m.reply(nil, err)
+	}
+	a.settled, a.queued = nil, nil
+}
+
+// internal proposes one step of the start-up sequence or an election; the
+// next step waits for its outcome.
+func (a *metadataActor) internal(what string, build func(*metadata.Image) ([]metadata.Record, error), applied func()) {
+	a.stepInFlight = true
+	a.propose(&proposeRecords{build: build, reply: func(_ *metadata.Image, err error) {
+		a.stepInFlight = false
+		if err != nil {
+			a.log.Warn("metadata proposal failed; retrying", "step", what, "err", err)
+			return
+		}
+		if applied != nil {
+			applied()
+		}
+	}})
+}
+
+// advance takes the next step of the start-up sequence, then keeps
+// electing this node for leaderless partitions it may lead.
+func (a *metadataActor) advance() {
+	if a.failed != nil || a.stepInFlight || !a.q.IsLeader() {
+		return
+	}
+	img := a.applied
+	br, registered := img.Broker(a.n.id)
+	switch {
+	case img.ClusterID() == "":
+		a.internal("create cluster", createClusterRecords, nil)
+	case a.epoch == 0 || !registered || br.Epoch != a.epoch:
+		if a.epoch != 0 {
+			// Our registration was replaced: another process with our id.
+			a.fail(fmt.Errorf("registration of node %d epoch %d replaced by epoch %d", a.n.id, a.epoch, br.Epoch))
+			return
+		}
+		a.internal("register broker", a.registerRecords, func() {
+			a.epoch = a.pendingEpoch
+			a.n.brokerEpoch.Store(a.epoch)
+		})
+	case br.Fenced:
+		a.internal("unfence broker", func(*metadata.Image) ([]metadata.Record, error) {
+			return []metadata.Record{metadata.BrokerUnfencedRecord{NodeID: a.n.id, BrokerEpoch: a.epoch}}, nil
+		}, nil)
+	default:
+		if recs := electionRecords(img, a.n.id, a.epoch); len(recs) > 0 {
+			a.internal("elect leaders", func(img *metadata.Image) ([]metadata.Record, error) {
+				return electionRecords(img, a.n.id, a.epoch), nil
+			}, nil)
+			return
+		}
+		if !a.ready {
+			a.ready = true
+			a.n.signalReady(nil)
+		}
+	}
+}
+
+// createClusterRecords names a new cluster with a random id.
+func createClusterRecords(img *metadata.Image) ([]metadata.Record, error) {
+	if img.ClusterID() != "" {
+		return nil, nil
+	}
+	var id metadata.UUID
+	for id.IsZero() {
+		_, _ = rand.Read(id[:])
+	}
+	return []metadata.Record{metadata.ClusterCreatedRecord{ClusterID: id.String()}}, nil
+}
+
+// registerRecords registers this process with the advertised listener.
+func (a *metadataActor) registerRecords(img *metadata.Image) ([]metadata.Record, error) {
+	recs, epoch, err := metadata.RegisterBrokerRecords(img, metadata.BrokerRegistrationRecord{
+		NodeID:        a.n.id,
+		IncarnationID: a.incarnation,
+		Host:          a.n.advertisedHost,
+		Port:          a.n.advertisedPort,
+		Rack:          a.n.rack,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.pendingEpoch = epoch
+	return recs, nil
+}

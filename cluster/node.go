@@ -1,0 +1,288 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirmq/weir/actors/partition"
+	"github.com/weirmq/weir/cluster/config"
+	"github.com/weirmq/weir/cluster/metadata"
+	"github.com/weirmq/weir/cluster/quorum"
+	"github.com/weirmq/weir/log"
+	"github.com/weirmq/weir/wire"
+)
+
+// ErrStopped is returned by a Node's methods after Stop.
+var ErrStopped = errors.New("cluster: node stopped")
+
+// Node is one running weir node (see the package doc).
+type Node struct {
+	cfg    Config
+	system *actor.ActorSystem
+	log    *slog.Logger
+	id     int32
+	rack   string
+
+	logs     *log.Manager
+	replicas *replicaSet
+	meta     *actor.PID
+
+	advertisedHost string
+	advertisedPort int32
+
+	image       atomic.Pointer[metadata.Image]
+	brokerEpoch atomic.Int64
+
+	readyOnce sync.Once
+	ready     chan error
+
+	server  *wire.Server
+	handler *wire.BrokerHandler
+	ln      net.Listener
+
+	tickerStop chan struct{}
+	tickerDone chan struct{}
+	stopOnce   sync.Once
+	stopErr    error
+	stopped    atomic.Bool
+}
+
+// StartNode starts a node in system, which the caller owns and shuts down
+// after Node.Stop. It returns once the node is registered, unfenced and
+// leads its partitions, with its Kafka listener accepting connections;
+// on error everything it started is stopped again.
+func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
+	cfg.setDefaults()
+	if system == nil {
+		return nil, fmt.Errorf("%w: no actor system", ErrInvalidConfig)
+	}
+	dir, err := cfg.dataDir()
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{
+		cfg: cfg, system: system, id: cfg.Broker.NodeID(),
+		ready: make(chan error, 1), tickerStop: make(chan struct{}), tickerDone: make(chan struct{}),
+	}
+	n.log = cfg.Logger.With("node", n.id)
+	if v, ok := cfg.Broker.Value("broker.rack"); ok {
+		n.rack = v
+	}
+	var undo []func()
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
+
+	n.ln = cfg.Listener
+	if n.ln == nil {
+		addr, err := cfg.listenAddr()
+		if err != nil {
+			return nil, err
+		}
+		if n.ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("cluster: listen: %w", err)
+		}
+	}
+	undo = append(undo, func() { _ = n.ln.Close() })
+	if n.advertisedHost, n.advertisedPort, err = cfg.advertisedAddr(n.ln.Addr()); err != nil {
+		return nil, err
+	}
+
+	n.logs, err = log.OpenManager(log.ManagerConfig{Dir: dir, FS: cfg.FS, Now: cfg.Now, Logger: n.log})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: open data directory: %w", err)
+	}
+	undo = append(undo, func() { _ = n.logs.Close() })
+	st, err := quorum.OpenStorage(n.logs, cfg.FS, []int32{n.id})
+	if err != nil {
+		return nil, err
+	}
+	qcfg := quorum.DefaultConfig(n.id)
+	q, err := quorum.NewNode(qcfg, st)
+	if err != nil {
+		return nil, err
+	}
+	n.image.Store(q.Image())
+	n.replicas = newReplicaSet(system, n.logs, cfg.Broker, n.id, cfg.Now, n.log)
+	undo = append(undo, n.replicas.stopAll)
+
+	ma := newMetadataActor(n, q)
+	n.meta = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return ma }))
+	undo = append(undo, func() { _ = system.Root.StopFuture(n.meta).Wait() })
+	system.Root.Send(n.meta, &startMetadata{})
+	go n.tick()
+	undo = append(undo, n.stopTicker)
+
+	select {
+	case err := <-n.ready:
+		if err != nil {
+			return nil, err
+		}
+	case <-time.After(cfg.StartTimeout):
+		return nil, fmt.Errorf("cluster: node %d not ready after %v", n.id, cfg.StartTimeout)
+	}
+
+	n.handler, err = wire.NewBrokerHandler(wire.BrokerHandlerConfig{Broker: (*nodeBroker)(n), System: system, Logger: n.log})
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() { _ = n.handler.Close() })
+	n.server, err = wire.NewServer(n.wireConfig(), n.handler)
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = n.server.Serve(n.ln) }()
+	n.log.Info("weir node started", "addr", n.ln.Addr().String(),
+		"advertised", fmt.Sprintf("%s:%d", n.advertisedHost, n.advertisedPort),
+		"data", dir, "cluster_id", n.Image().ClusterID(), "broker_epoch", n.brokerEpoch.Load())
+	return n, nil
+}
+
+// wireConfig maps the broker configs the socket server reads.
+func (n *Node) wireConfig() wire.Config {
+	c := wire.DefaultConfig()
+	c.ListenAddr = n.ln.Addr().String()
+	c.Logger = n.log
+	b := n.cfg.Broker
+	c.SocketRequestMaxBytes = int32(b.Int("socket.request.max.bytes"))
+	c.ConnectionsMaxIdleMs = b.Int("connections.max.idle.ms")
+	return c
+}
+
+// signalReady reports the start-up outcome once.
+func (n *Node) signalReady(err error) {
+	n.readyOnce.Do(func() { n.ready <- err })
+}
+
+// tick is the node's ticker: raft ticks and partition ticks.
+func (n *Node) tick() {
+	defer close(n.tickerDone)
+	t := time.NewTicker(n.cfg.TickInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.tickerStop:
+			return
+		case <-t.C:
+			n.system.Root.Send(n.meta, &tickMetadata{})
+			for _, c := range n.replicas.all() {
+				c.Tick(0)
+			}
+		}
+	}
+}
+
+func (n *Node) stopTicker() {
+	select {
+	case <-n.tickerStop:
+	default:
+		close(n.tickerStop)
+	}
+	<-n.tickerDone
+}
+
+// Stop shuts the node down: the listener and every connection first, then
+// the ticker, the metadata actor and the partition actors, and last the
+// logs (flushed, checkpointed, clean-shutdown marker). It is safe to call
+// more than once; later calls return the first outcome.
+func (n *Node) Stop() error {
+	n.stopOnce.Do(func() {
+		n.stopped.Store(true)
+		var errs []error
+		if err := n.server.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := n.handler.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		n.stopTicker()
+		if err := n.system.Root.StopFuture(n.meta).Wait(); err != nil {
+			errs = append(errs, fmt.Errorf("cluster: stopping metadata actor: %w", err))
+		}
+		n.replicas.stopAll()
+		if err := n.logs.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		n.stopErr = errors.Join(errs...)
+		n.log.Info("weir node stopped", "err", n.stopErr)
+	})
+	return n.stopErr
+}
+
+// ID returns the node's node.id.
+func (n *Node) ID() int32 { return n.id }
+
+// Addr returns the address the Kafka listener is bound to.
+func (n *Node) Addr() net.Addr { return n.ln.Addr() }
+
+// AdvertisedAddr returns the host:port clients are told to connect to.
+func (n *Node) AdvertisedAddr() string {
+	return net.JoinHostPort(n.advertisedHost, fmt.Sprint(n.advertisedPort))
+}
+
+// Image returns the latest metadata image whose partitions the node's
+// actors serve.
+func (n *Node) Image() *metadata.Image { return n.image.Load() }
+
+// BrokerEpoch returns this process's broker epoch.
+func (n *Node) BrokerEpoch() int64 { return n.brokerEpoch.Load() }
+
+// Replica returns the partition actor of a partition on this node, or nil.
+func (n *Node) Replica(topic metadata.UUID, index int32) *partition.Client {
+	return n.replicas.get(topic, index)
+}
+
+// Propose builds records against the latest image (applied plus in
+// flight) in the metadata actor, proposes them as one batch, and returns
+// the image once they are applied and the partition actors reconciled.
+// build runs inside the actor: it must not block.
+func (n *Node) Propose(ctx context.Context, build func(img *metadata.Image) ([]metadata.Record, error)) (*metadata.Image, error) {
+	if n.stopped.Load() {
+		return nil, ErrStopped
+	}
+	type result struct {
+		img *metadata.Image
+		err error
+	}
+	done := make(chan result, 1)
+	n.system.Root.Send(n.meta, &proposeRecords{build: build, reply: func(img *metadata.Image, err error) {
+		done <- result{img, err}
+	}})
+	select {
+	case r := <-done:
+		return r.img, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Config returns the node's broker configuration.
+func (n *Node) Config() *config.Broker { return n.cfg.Broker }
+
+// nodeBroker is the Node as wire's Broker.
+type nodeBroker Node
+
+var _ wire.Broker = (*nodeBroker)(nil)
+
+func (b *nodeBroker) NodeID() int32          { return b.id }
+func (b *nodeBroker) BrokerEpoch() int64     { return (*Node)(b).BrokerEpoch() }
+func (b *nodeBroker) Image() *metadata.Image { return (*Node)(b).Image() }
+func (b *nodeBroker) Config() *config.Broker { return b.cfg.Broker }
+func (b *nodeBroker) Replica(topic metadata.UUID, index int32) *partition.Client {
+	return (*Node)(b).Replica(topic, index)
+}
+func (b *nodeBroker) Propose(ctx context.Context, build func(img *metadata.Image) ([]metadata.Record, error)) (*metadata.Image, error) {
+	return (*Node)(b).Propose(ctx, build)
+}

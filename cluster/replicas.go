@@ -1,0 +1,252 @@
+package cluster
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirmq/weir/actors/partition"
+	"github.com/weirmq/weir/cluster/config"
+	"github.com/weirmq/weir/cluster/metadata"
+	"github.com/weirmq/weir/log"
+)
+
+// replicaKey names a partition by topic id, so that a topic deleted and
+// created again under its name is a different partition.
+type replicaKey struct {
+	topic metadata.UUID
+	index int32
+}
+
+// replica is one partition actor this node runs, with what the
+// reconciler last told it.
+type replica struct {
+	client    *partition.Client
+	tp        log.TopicPartition
+	log       *log.Log
+	overrides map[string]string // the topic configs its log was set up with
+	// leadership last sent to the actor
+	leader, leaderEpoch, partitionEpoch int32
+}
+
+// replicaSet is the node's partition actors, changed only by the metadata
+// actor (reconcile) and read from any goroutine (get, all).
+type replicaSet struct {
+	system *actor.ActorSystem
+	logs   *log.Manager
+	broker *config.Broker
+	node   int32
+	now    func() time.Time
+	log    *slog.Logger
+
+	mu sync.RWMutex
+	m  map[replicaKey]*replica
+}
+
+func newReplicaSet(system *actor.ActorSystem, logs *log.Manager, broker *config.Broker, node int32, now func() time.Time, logger *slog.Logger) *replicaSet {
+	return &replicaSet{system: system, logs: logs, broker: broker, node: node, now: now, log: logger, m: map[replicaKey]*replica{}}
+}
+
+// get returns the actor of a partition, or nil.
+func (s *replicaSet) get(topic metadata.UUID, index int32) *partition.Client {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if r := s.m[replicaKey{topic, index}]; r != nil {
+		return r.client
+	}
+	return nil
+}
+
+// all returns every partition actor.
+func (s *replicaSet) all() []*partition.Client {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*partition.Client, 0, len(s.m))
+	for _, r := range s.m {
+		out = append(out, r.client)
+	}
+	return out
+}
+
+// reconcile makes the partition actors match img: replicas of deleted
+// topics are stopped and their logs deleted first (a topic created again
+// under the same name reuses the directory name), then every partition
+// with a replica on this node gets an actor, its topic's configs and its
+// leadership. A partition whose log cannot be opened is logged and left
+// without an actor (clients get NOT_LEADER_OR_FOLLOWER); the next image
+// retries it.
+func (s *replicaSet) reconcile(img *metadata.Image) {
+	live := make(map[replicaKey]bool, len(s.m))
+	for _, t := range img.Topics() {
+		for i := range t.NumPartitions() {
+			if p, _ := t.Partition(i); p.IsReplica(s.node) {
+				live[replicaKey{t.ID(), i}] = true
+			}
+		}
+	}
+	s.removeGone(live)
+	for _, t := range img.Topics() {
+		var overrides map[string]string
+		for i := range t.NumPartitions() {
+			p, _ := t.Partition(i)
+			if !p.IsReplica(s.node) {
+				continue
+			}
+			if overrides == nil {
+				overrides = img.Config(metadata.TopicResource(t.Name()))
+				if overrides == nil {
+					overrides = map[string]string{}
+				}
+			}
+			if err := s.reconcileOne(t, p, overrides); err != nil {
+				s.log.Error("partition replica not started", "topic", t.Name(), "partition", i, "err", err)
+			}
+		}
+	}
+}
+
+// removeGone stops the replicas that are not live and deletes their logs.
+func (s *replicaSet) removeGone(live map[replicaKey]bool) {
+	var gone []*replica
+	s.mu.Lock()
+	for k, r := range s.m {
+		if !live[k] {
+			gone = append(gone, r)
+			delete(s.m, k)
+		}
+	}
+	s.mu.Unlock()
+	for _, r := range gone {
+		if err := r.client.Stop(); err != nil {
+			s.log.Error("stopping partition actor", "partition", r.tp.String(), "err", err)
+		}
+		if err := s.logs.DeleteLog(r.tp); err != nil {
+			s.log.Error("deleting partition log", "partition", r.tp.String(), "err", err)
+		}
+	}
+}
+
+// reconcileOne starts, reconfigures and informs one partition's actor.
+func (s *replicaSet) reconcileOne(t *metadata.Topic, p metadata.Partition, overrides map[string]string) error {
+	k := replicaKey{t.ID(), p.Index}
+	s.mu.RLock()
+	r := s.m[k]
+	s.mu.RUnlock()
+	if r == nil {
+		var err error
+		if r, err = s.start(t, p.Index, overrides); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.m[k] = r
+		s.mu.Unlock()
+	} else if !maps.Equal(r.overrides, overrides) {
+		if err := s.reconfigure(r, overrides); err != nil {
+			return err
+		}
+	}
+	s.lead(r, p)
+	return nil
+}
+
+// start opens the partition's log with the topic's configs and spawns its
+// actor, a follower until lead tells it otherwise.
+func (s *replicaSet) start(t *metadata.Topic, index int32, overrides map[string]string) (*replica, error) {
+	lc, rc, err := s.configs(overrides)
+	if err != nil {
+		return nil, err
+	}
+	tp := log.TopicPartition{Topic: t.Name(), Partition: index}
+	l, err := s.logs.OpenLog(tp, lc, t.ID())
+	if err != nil {
+		return nil, fmt.Errorf("open log %s: %w", tp, err)
+	}
+	c := partition.Spawn(s.system, partition.ActorConfig{Log: l, Replica: rc, Now: s.now, Logger: s.log})
+	return &replica{client: c, tp: tp, log: l, overrides: maps.Clone(overrides), leader: -2, leaderEpoch: -1, partitionEpoch: -1}, nil
+}
+
+// reconfigure applies changed topic configs to the log. The replica's
+// own settings (max.message.bytes, min.insync.replicas, the flush policy)
+// are fixed when its actor starts.
+func (s *replicaSet) reconfigure(r *replica, overrides map[string]string) error {
+	lc, _, err := s.configs(overrides)
+	if err != nil {
+		return err
+	}
+	if err := r.log.SetConfig(lc); err != nil {
+		return fmt.Errorf("reconfigure %s: %w", r.tp, err)
+	}
+	r.overrides = maps.Clone(overrides)
+	return nil
+}
+
+// lead sends the partition's leadership to its actor when it changed.
+func (s *replicaSet) lead(r *replica, p metadata.Partition) {
+	if r.leader == p.Leader && r.leaderEpoch == p.LeaderEpoch && r.partitionEpoch == p.PartitionEpoch {
+		return
+	}
+	r.leader, r.leaderEpoch, r.partitionEpoch = p.Leader, p.LeaderEpoch, p.PartitionEpoch
+	if p.Leader == s.node {
+		r.client.BecomeLeader(&partition.BecomeLeader{LeaderEpoch: p.LeaderEpoch, ISR: p.ISR})
+		return
+	}
+	s.system.Root.Send(r.client.PID(), &partition.BecomeFollower{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch})
+}
+
+// configs resolves a topic's configs into the log's and the replica's.
+func (s *replicaSet) configs(overrides map[string]string) (log.Config, partition.Config, error) {
+	resolved, err := s.broker.ResolveTopic(overrides)
+	if err != nil {
+		return log.Config{}, partition.Config{}, err
+	}
+	lc, err := config.ToLogConfig(resolved)
+	if err != nil {
+		return log.Config{}, partition.Config{}, err
+	}
+	rc := partition.DefaultConfig()
+	rc.NodeID = s.node
+	for _, r := range resolved {
+		if r.Null {
+			continue
+		}
+		switch r.Name {
+		case "max.message.bytes":
+			_, err = fmt.Sscan(r.Value, &rc.MaxMessageBytes)
+		case "min.insync.replicas":
+			_, err = fmt.Sscan(r.Value, &rc.MinInSyncReplicas)
+		}
+		if err != nil {
+			return log.Config{}, partition.Config{}, fmt.Errorf("%w: %s=%q: %w", config.ErrInvalidConfig, r.Name, r.Value, err)
+		}
+	}
+	rc.GroupCommit = lc.FlushMessages == 1
+	rc.ProducerIDExpirationMs = s.broker.Int("producer.id.expiration.ms")
+	return lc, rc, nil
+}
+
+// stopAll stops every partition actor (the node is shutting down); the
+// logs stay for the Manager to close.
+func (s *replicaSet) stopAll() {
+	s.mu.Lock()
+	rs := make([]*replica, 0, len(s.m))
+	for k, r := range s.m {
+		rs = append(rs, r)
+		delete(s.m, k)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.client.Stop(); err != nil {
+				s.log.Error("stopping partition actor", "partition", r.tp.String(), "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}

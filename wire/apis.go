@@ -37,7 +37,25 @@ type API struct {
 // advertise an API: ApiVersions reads this table, and the server routes by
 // it. Ranges follow kafka-wire.md §1; every advertised version must work.
 var apis = apiTable{
-	{Key: 18, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}}, // ApiVersions, served by wire itself
+	// Produce (00_produce.go): v0-2 advertised for librdkafka, answered
+	// UNSUPPORTED_VERSION.
+	{Key: 0, Advertised: VersionRange{0, 11}, Served: VersionRange{3, 11}, Unserved: unservedProduce},
+	// Fetch (01_fetch.go), ListOffsets (02_listoffsets.go).
+	{Key: 1, Advertised: VersionRange{4, 12}, Served: VersionRange{4, 12}},
+	{Key: 2, Advertised: VersionRange{1, 7}, Served: VersionRange{1, 7}},
+	{Key: 3, Advertised: VersionRange{0, 12}, Served: VersionRange{0, 12}}, // Metadata, 03_metadata.go
+	{Key: 18, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}},  // ApiVersions, served by wire itself
+	{Key: 19, Advertised: VersionRange{0, 7}, Served: VersionRange{0, 7}},  // CreateTopics, 19_createtopics.go
+	{Key: 20, Advertised: VersionRange{1, 6}, Served: VersionRange{1, 6}},  // DeleteTopics, 20_deletetopics.go
+	{Key: 21, Advertised: VersionRange{0, 2}, Served: VersionRange{0, 2}},  // DeleteRecords, 21_deleterecords.go
+	{Key: 22, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}},  // InitProducerId, 22_initproducerid.go
+	{Key: 23, Advertised: VersionRange{3, 4}, Served: VersionRange{3, 4}},  // OffsetForLeaderEpoch, 23_offsetforleaderepoch.go
+	{Key: 32, Advertised: VersionRange{1, 4}, Served: VersionRange{1, 4}},  // DescribeConfigs, 32_describeconfigs.go
+	{Key: 33, Advertised: VersionRange{0, 2}, Served: VersionRange{0, 2}},  // AlterConfigs, 33_alterconfigs.go
+	{Key: 37, Advertised: VersionRange{0, 3}, Served: VersionRange{0, 3}},  // CreatePartitions, 37_createpartitions.go
+	{Key: 44, Advertised: VersionRange{0, 1}, Served: VersionRange{0, 1}},  // IncrementalAlterConfigs, 44_incrementalalterconfigs.go
+	{Key: 60, Advertised: VersionRange{0, 1}, Served: VersionRange{0, 1}},  // DescribeCluster, 60_describecluster.go
+	{Key: 61, Advertised: VersionRange{0, 0}, Served: VersionRange{0, 0}},  // DescribeProducers, 61_describeproducers.go
 }
 
 // APIs returns a copy of the table of served APIs, in key order.

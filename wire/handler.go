@@ -7,6 +7,8 @@ import (
 	"log/slog"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirmq/weir/actors/fetchsession"
 )
 
 // ErrNoRoute is a request that reached the broker handler without a route:
@@ -23,6 +25,11 @@ type BrokerHandlerConfig struct {
 	// Logger receives one line per rejected request; nil uses
 	// slog.Default().
 	Logger *slog.Logger
+	// FetchSessions sizes the fetch session cache
+	// (max.incremental.fetch.session.cache.slots,
+	// min.incremental.fetch.session.eviction.ms); nil uses Kafka's
+	// defaults.
+	FetchSessions *fetchsession.Config
 }
 
 // BrokerHandler is the Handler that serves every Kafka API of the table
@@ -72,4 +79,20 @@ type route func(h *BrokerHandler, ctx context.Context, req *Request) Response
 
 // routes maps each API key of the table (apis.go) but ApiVersions to the
 // method that serves it. TestRoutes checks the two agree.
-var routes = map[int16]route{}
+var routes = map[int16]route{
+	0:  (*BrokerHandler).handleProduce,
+	1:  (*BrokerHandler).handleFetch,
+	2:  (*BrokerHandler).handleListOffsets,
+	3:  (*BrokerHandler).handleMetadata,
+	19: (*BrokerHandler).handleCreateTopics,
+	20: (*BrokerHandler).handleDeleteTopics,
+	21: (*BrokerHandler).handleDeleteRecords,
+	22: (*BrokerHandler).handleInitProducerID,
+	23: (*BrokerHandler).handleOffsetForLeaderEpoch,
+	32: (*BrokerHandler).handleDescribeConfigs,
+	33: (*BrokerHandler).handleAlterConfigs,
+	37: (*BrokerHandler).handleCreatePartitions,
+	44: (*BrokerHandler).handleIncrementalAlterConfigs,
+	60: (*BrokerHandler).handleDescribeCluster,
+	61: (*BrokerHandler).handleDescribeProducers,
+}

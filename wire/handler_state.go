@@ -1,10 +1,36 @@
 package wire
 
+import (
+	"github.com/weirmq/weir/actors/fetchsession"
+)
+
 // brokerAPIs holds the state that individual APIs keep across requests
 // (fetch sessions, the producer-id block). Each API adds its field here
 // and its setup to init and teardown to close.
-type brokerAPIs struct{}
+type brokerAPIs struct {
+	// fetchSessions is the node's fetch session cache actor (01_fetch.go).
+	fetchSessions *fetchsession.Client
+	// producerIDs is the block InitProducerId hands ids from
+	// (22_initproducerid.go); its zero value is ready.
+	producerIDs producerIDBlock
+}
 
-func (a *brokerAPIs) init(h *BrokerHandler) error { return nil }
+func (a *brokerAPIs) init(h *BrokerHandler) error {
+	cfg := fetchsession.DefaultConfig()
+	if h.cfg.FetchSessions != nil {
+		cfg = *h.cfg.FetchSessions
+	}
+	fs, err := fetchsession.Spawn(h.cfg.System, fetchsession.ActorConfig{Cache: cfg, Logger: h.log})
+	if err != nil {
+		return err
+	}
+	a.fetchSessions = fs
+	return nil
+}
 
-func (a *brokerAPIs) close() error { return nil }
+func (a *brokerAPIs) close() error {
+	if a.fetchSessions == nil {
+		return nil
+	}
+	return a.fetchSessions.Stop()
+}

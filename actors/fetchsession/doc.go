@@ -12,6 +12,11 @@
 //   - config.go: Config with Kafka's names and defaults.
 //   - cache.go: Cache, NewContext/Respond, ids, eviction.
 //   - session.go: Session, partitions, the incremental response rule.
+//   - actor.go, messages.go: the cache actor that owns the Cache
+//     (BeginFetch -> NewContext, FinishFetch -> Respond) and its
+//     non-blocking Client; the reads and the long poll between the two
+//     run in the requester's goroutine (wire's Fetch Defer), which waits
+//     on partition actors' watches, so the actor never waits.
 //   - testdata/*.txt: datadriven scenarios (scenario_test.go lists the
 //     commands).
 //

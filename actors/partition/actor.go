@@ -88,6 +88,8 @@ type partitionActor struct {
 	// their deadlines are checked against.
 	parked []*parkedRead
 	tickMs int64
+	// watches are parked WatchHighWatermark requests.
+	watches map[watchKey]*parkedWatch
 }
 
 // Props returns the props of a partition actor over cfg.Log. Requests
@@ -137,12 +139,21 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		}
 		a.tickMs = max(a.tickMs, t.NowMs)
 		a.step(ctx, func(r *Replica) Output { return r.OnTick(&t) })
+		a.wakeWatches(ctx, true, false)
 	case *BecomeLeader:
 		a.step(ctx, func(r *Replica) Output { return r.BecomeLeader(m) })
 	case *BecomeFollower:
 		a.step(ctx, func(r *Replica) Output { return r.BecomeFollower(m) })
 	case *ReadRecords:
 		a.onReadRecords(ctx, m)
+	case *WatchHighWatermark:
+		a.onWatch(ctx, m)
+	case *CancelWatch:
+		a.onCancelWatch(m)
+	case *DeleteRecords:
+		a.onDeleteRecords(ctx, m)
+	case *DescribeProducers:
+		a.onDescribeProducers(ctx, m)
 	default:
 		a.board.unknown.Add(1)
 		a.log.Warn("partition actor: unknown message", "type", fmt.Sprintf("%T", m))
@@ -211,6 +222,7 @@ func rebuild(cfg ActorConfig) (*Replica, error) {
 // so no requester waits for its timeout.
 func (a *partitionActor) onStopping(ctx actor.Context) {
 	a.answerParkedReads(ctx)
+	defer a.wakeWatches(ctx, false, true)
 	if a.r == nil {
 		return
 	}
@@ -248,6 +260,9 @@ func (a *partitionActor) step(ctx actor.Context, fn func(*Replica) Output) {
 	}
 	out := fn(a.r)
 	for {
+		// Publish first: a producer that hears of its append must find
+		// its records readable (reads use the published status).
+		a.publish()
 		for _, rep := range out.Replies {
 			if p, ok := a.pending[rep.ID]; ok {
 				delete(a.pending, rep.ID)
@@ -277,6 +292,7 @@ func (a *partitionActor) step(ctx actor.Context, fn func(*Replica) Output) {
 	}
 	a.publish()
 	a.wakeReads(ctx)
+	a.wakeWatches(ctx, false, false)
 }
 
 // reply sends res, with the requester's own ID, to the requester.
@@ -305,6 +321,7 @@ type Client struct {
 	system *actor.ActorSystem
 	pid    *actor.PID
 	board  *Board
+	log    *log.Log
 }
 
 // Spawn starts a partition actor in system and returns its facade. The
@@ -315,7 +332,7 @@ func Spawn(system *actor.ActorSystem, cfg ActorConfig) *Client {
 		cfg.Board = &Board{}
 	}
 	pid := system.Root.Spawn(Props(cfg))
-	return &Client{system: system, pid: pid, board: cfg.Board}
+	return &Client{system: system, pid: pid, board: cfg.Board, log: cfg.Log}
 }
 
 // PID returns the actor's PID, for actors that talk to it directly.
@@ -419,33 +436,7 @@ func (a *partitionActor) read(m *ReadRecords) *ReadRecordsResult {
 			HighWatermark: -1, LogStartOffset: -1, LastStableOffset: -1}
 	}
 	st := a.r.Status()
-	res := &ReadRecordsResult{HighWatermark: st.HighWatermark, LogStartOffset: st.LogStartOffset, LastStableOffset: st.HighWatermark}
-	if st.Role != Leader {
-		res.ErrorCode, res.ErrorMessage = kerr.NotLeaderForPartition.Code, "not the leader"
-		return res
-	}
-	bound := st.HighWatermark
-	if m.MaxOffset > 0 {
-		bound = min(bound, m.MaxOffset)
-	}
-	if m.Offset < st.LogStartOffset || m.Offset > st.LogEndOffset {
-		res.ErrorCode = kerr.OffsetOutOfRange.Code
-		res.ErrorMessage = fmt.Sprintf("offset %d outside [%d, %d]", m.Offset, st.LogStartOffset, st.LogEndOffset)
-		return res
-	}
-	if m.Offset >= bound {
-		return res
-	}
-	data, err := a.cfg.Log.Read(m.Offset, log.ReadOptions{MaxBytes: m.MaxBytes, MaxOffset: bound})
-	switch {
-	case errors.Is(err, log.ErrOffsetOutOfRange):
-		res.ErrorCode, res.ErrorMessage = kerr.OffsetOutOfRange.Code, err.Error()
-	case err != nil:
-		res.ErrorCode, res.ErrorMessage = kerr.KafkaStorageError.Code, err.Error()
-	default:
-		res.Records = data
-	}
-	return res
+	return readLog(a.cfg.Log, &st, m)
 }
 
 // wakeReads answers the parked reads that now find data or whose deadline

@@ -16,6 +16,15 @@
 //   - producer_snapshot.go: the producer snapshot encoding.
 //   - actor.go: the protoactor shell (Props, Spawn, Client, Board), which
 //     performs each Output: log appends, flush callbacks, replies, parked reads.
+//   - watch.go: WatchHighWatermark, parked until the high watermark passes
+//     an offset (what long-poll fetches wait on), expired by Tick.
+//   - admin.go: DeleteRecords and DescribeProducers in the actor.
+//   - reads.go: reads served on the caller's goroutine from the log and
+//     the published Status (Fetch, ListOffsets, OffsetForLeaderEpoch),
+//     with Kafka's leader-epoch fencing.
+//   - client_send.go, inbox.go: the non-blocking facade (SendAppend,
+//     SendWatch, ...) and Inbox, where a caller outside actors collects
+//     answers under a context.
 //
 // # The caller's duties
 //
@@ -42,7 +51,8 @@
 //     Append.Options) and step LogAppended{Seq, Result, Err} at once,
 //     before any other message, handling its Output the same way.
 //  7. If Output.HighWatermarkChanged, publish Status (and wake parked
-//     fetches).
+//     fetches and watches). The shell publishes before it sends a step's
+//     replies, so acknowledged records are readable from the Status.
 //  8. Send Tick with the injected clock's time from the node's ticker; it
 //     times out acks=all waits and expires producers.
 //  9. Write ProducerState.Snapshot to "<EndOffset>.snapshot" when a

@@ -1,6 +1,10 @@
 package partition
 
-import "github.com/weirmq/weir/log"
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirmq/weir/log"
+)
 
 // Commands: what the replica is asked to do.
 
@@ -130,6 +134,12 @@ type ReadRecords struct {
 	MaxOffset int64
 	Isolation IsolationLevel
 	MaxWaitMs int32
+	// CheckLeaderEpoch fences the read with CurrentLeaderEpoch, the
+	// fetcher's leader epoch (Fetch v9+ with an epoch other than -1):
+	// FENCED_LEADER_EPOCH if older than the replica's, UNKNOWN_LEADER_EPOCH
+	// if newer.
+	CheckLeaderEpoch   bool
+	CurrentLeaderEpoch int32
 }
 
 // ReadRecordsResult answers ReadRecords.
@@ -143,3 +153,110 @@ type ReadRecordsResult struct {
 	// LastStableOffset equals HighWatermark (no transactions yet).
 	LastStableOffset int64
 }
+
+// NoLeaderEpochCheck as the current leader epoch of ListOffset or
+// EndOffsetForEpoch skips the fencing check, as -1 does in Kafka's
+// requests.
+const NoLeaderEpochCheck int32 = -1
+
+// WatchHighWatermark asks the actor to send one HighWatermarkReached to
+// ReplyTo as soon as there may be something new to read past Above: the
+// high watermark moves past Above, the log start offset passes it, the
+// leader epoch or role changes from what it is when the watch arrives, the
+// actor stops, or a Tick passes DeadlineMs (then Expired is set). A watch
+// whose condition already holds fires at once. Long-poll fetches park one
+// watch in each partition they read and wake on the first.
+type WatchHighWatermark struct {
+	// ID is chosen by the watcher and echoed; (ReplyTo, ID) names the
+	// watch for CancelWatch.
+	ID      uint64
+	ReplyTo *actor.PID
+	// Above is the high watermark the watcher has seen (or the offset it
+	// reads from): the watch fires when the high watermark exceeds it.
+	Above int64
+	// DeadlineMs is the injected clock's time after which a Tick drops
+	// the watch with an Expired answer (0: no deadline).
+	DeadlineMs int64
+}
+
+// HighWatermarkReached answers WatchHighWatermark.
+type HighWatermarkReached struct {
+	ID            uint64
+	HighWatermark int64
+	// Expired is set when the watch's deadline passed instead.
+	Expired bool
+}
+
+// CancelWatch drops a parked watch (the watcher was answered elsewhere);
+// no answer. Unknown watches are ignored.
+type CancelWatch struct {
+	ID      uint64
+	ReplyTo *actor.PID
+}
+
+// DeleteRecords asks the leader to move the log start offset up to Offset
+// (-1: the high watermark), Kafka's DeleteRecords. Answered to the
+// sender with DeleteRecordsResult.
+type DeleteRecords struct {
+	ID     uint64
+	Offset int64
+}
+
+// DeleteRecordsResult answers DeleteRecords.
+type DeleteRecordsResult struct {
+	ID uint64
+	// ErrorCode is a Kafka error code: OFFSET_OUT_OF_RANGE past the high
+	// watermark, NOT_LEADER_OR_FOLLOWER on a follower.
+	ErrorCode int16
+	// LowWatermark is the log start offset after the deletion, -1 on
+	// error.
+	LowWatermark int64
+}
+
+// DescribeProducers asks the leader for a snapshot of its producer state
+// (Kafka's DescribeProducers). Answered to the sender with
+// DescribeProducersResult.
+type DescribeProducers struct {
+	ID uint64
+}
+
+// DescribeProducersResult answers DescribeProducers.
+type DescribeProducersResult struct {
+	ID        uint64
+	ErrorCode int16
+	// Producers are copies of the entries, ascending by producer id.
+	Producers []ProducerEntry
+}
+
+// Requests and answers that may meet a stopped actor or a closed Inbox in
+// the normal course of things (a partition moved, a long poll already
+// answered) are not logged as dead letters: the requester learns of a
+// stopped actor from protoactor's DeadLetterResponse, and a late answer
+// is simply not needed.
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*AppendBatches) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*AppendBatchesResult) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*WatchHighWatermark) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*HighWatermarkReached) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*CancelWatch) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*DeleteRecords) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*DeleteRecordsResult) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*DescribeProducers) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*DescribeProducersResult) IgnoreDeadLetterLogging() {}

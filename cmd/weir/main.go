@@ -42,6 +42,8 @@ var commands = []command{
 	// bench (cmd/weir/bench*.go) goes here, one line:
 	// {"bench", "...", runBench},
 	{"bench", "run a benchmark or load generator: 'weir bench log' appends to logs on disk", runBench},
+	{"topics", "create, list, describe, delete topics and alter their configs on any Kafka-compatible broker", runTopics},
+	{"perf", "load a Kafka-compatible broker as kafka-producer/consumer-perf-test.sh do: 'weir perf produce|consume'", runPerf},
 }
 
 func main() {

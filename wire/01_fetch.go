@@ -1,0 +1,303 @@
+package wire
+
+// Fetch (key 1), versions 4-12.
+//
+// v4 isolation_level, last_stable_offset and aborted transactions (KIP-98;
+// without transactions the last stable offset is the high watermark and
+// no transaction is ever aborted). v5 log_start_offset (KIP-107). v6 may
+// answer KAFKA_STORAGE_ERROR (older versions get NOT_LEADER_OR_FOLLOWER).
+// v7 incremental fetch sessions (KIP-227): session_id, session_epoch,
+// forgotten topics and a top-level error code; each request goes through
+// the node's fetch session cache actor (actors/fetchsession) unless it is
+// sessionless (0, -1), and FETCH_SESSION_ID_NOT_FOUND /
+// INVALID_FETCH_SESSION_EPOCH go only to requests with a session id != 0
+// or an epoch >= 0 (rule 6). v9 current_leader_epoch (KIP-320):
+// FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, -1 means no check. v10 zstd
+// (KIP-110). v11 rack id and preferred_read_replica (KIP-392; always -1).
+// v12 flexible (KIP-482), last_fetched_epoch and diverging_epoch (KIP-595;
+// followers only). v13+ (topic ids) are not served.
+//
+// Records are whole batches, at least one even if larger than the
+// partition's or the response's max bytes (KIP-74), and never null (rule
+// 8). A fetch that finds fewer than min_bytes parks one
+// WatchHighWatermark in every partition actor it reads and waits, in its
+// Defer goroutine, for the first to fire or for max_wait; it then reads
+// again. Nothing polls. LEADER_NOT_AVAILABLE is never sent (rule 6).
+// replica_id is not acted on yet: followers read like consumers.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/weirmq/weir/actors/fetchsession"
+	"github.com/weirmq/weir/actors/partition"
+)
+
+// handleFetch serves Fetch v4-12. Handle sends the session decision to the
+// cache actor (so pipelined fetches of one connection are decided in
+// order); the reads and the long poll run in the Defer.
+func (h *BrokerHandler) handleFetch(ctx context.Context, req *Request) Response {
+	r := req.Body.(*kmsg.FetchRequest)
+	sreq := fetchSessionRequest(r)
+	op := &fetchOp{h: h, req: req, r: r, reads: sreq.Partitions}
+	if sreq.SessionID != 0 || sreq.SessionEpoch >= 0 {
+		op.inbox = partition.NewInbox(h.cfg.System)
+		op.beginID = op.inbox.NextID()
+		h.apis.fetchSessions.SendBegin(op.beginID, sreq, op.inbox.PID())
+		op.session = true
+	}
+	return Defer(op.run)
+}
+
+// fetchSessionRequest converts the request's session part: versions
+// before 7 are sessionless (0, -1); fields a version lacks get Kafka's
+// "absent" values.
+func fetchSessionRequest(r *kmsg.FetchRequest) *fetchsession.Request {
+	sreq := &fetchsession.Request{SessionID: 0, SessionEpoch: fetchsession.FinalEpoch, ReplicaID: r.ReplicaID}
+	if r.Version >= 7 {
+		sreq.SessionID, sreq.SessionEpoch = r.SessionID, r.SessionEpoch
+		for _, t := range r.ForgottenTopics {
+			for _, p := range t.Partitions {
+				sreq.Forgotten = append(sreq.Forgotten, fetchsession.PartitionKey{Topic: t.Topic, Partition: p})
+			}
+		}
+	}
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			fp := fetchsession.FetchPartition{
+				Topic: t.Topic, Partition: p.Partition, FetchOffset: p.FetchOffset,
+				LogStartOffset: -1, PartitionMaxBytes: p.PartitionMaxBytes,
+				CurrentLeaderEpoch: -1, LastFetchedEpoch: -1,
+			}
+			if r.Version >= 5 {
+				fp.LogStartOffset = p.LogStartOffset
+			}
+			if r.Version >= 9 {
+				fp.CurrentLeaderEpoch = p.CurrentLeaderEpoch
+			}
+			if r.Version >= 12 {
+				fp.LastFetchedEpoch = p.LastFetchedEpoch
+			}
+			sreq.Partitions = append(sreq.Partitions, fp)
+		}
+	}
+	return sreq
+}
+
+// fetchOp is one Fetch request being served in its Defer goroutine.
+type fetchOp struct {
+	h       *BrokerHandler
+	req     *Request
+	r       *kmsg.FetchRequest
+	inbox   *partition.Inbox
+	session bool
+	beginID uint64
+	reads   []fetchsession.FetchPartition
+	targets []fetchTarget
+}
+
+// fetchTarget is one partition to read: its replica, or the error that
+// stands in for it.
+type fetchTarget struct {
+	read fetchsession.FetchPartition
+	c    *partition.Client
+	code int16
+}
+
+// run serves the fetch: the session decision, the reads, the long poll,
+// and the response.
+func (f *fetchOp) run(ctx context.Context) Response {
+	if f.inbox == nil {
+		f.inbox = partition.NewInbox(f.h.cfg.System)
+	}
+	defer f.inbox.Close()
+	resp := f.r.ResponseKind().(*kmsg.FetchResponse)
+	var fctx *fetchsession.Context
+	if f.session {
+		m, ok := receiveSession(ctx, f.inbox, f.beginID).(*fetchsession.FetchBegun)
+		if !ok {
+			return CloseConnection(errNoSessionActor)
+		}
+		fctx = m.Context
+		if fctx.Kind == fetchsession.KindError {
+			resp.ErrorCode = fctx.ErrorCode
+			return Reply(resp)
+		}
+		f.reads = fctx.Reads
+	}
+	f.resolve()
+	results := f.longPoll(ctx)
+	parts := results
+	if f.session {
+		id := f.inbox.NextID()
+		f.h.apis.fetchSessions.SendFinish(id, fctx, results, f.inbox.PID())
+		m, ok := receiveSession(ctx, f.inbox, id).(*fetchsession.FetchFinished)
+		if !ok {
+			return CloseConnection(errNoSessionActor)
+		}
+		if m.Err != nil {
+			return CloseConnection(fmt.Errorf("wire: fetch: %w", m.Err))
+		}
+		resp.ErrorCode, resp.SessionID, parts = m.Response.ErrorCode, m.Response.SessionID, m.Response.Partitions
+	}
+	f.fill(resp, parts)
+	return Reply(resp)
+}
+
+// errNoSessionActor closes a connection whose fetch got no answer from the
+// fetch session actor (the node is shutting down or the connection closed).
+var errNoSessionActor = errors.New("wire: fetch: no answer from the fetch session actor")
+
+// receiveSession waits for the fetch session actor's answer with id,
+// dropping other messages; nil when ctx ends or the actor is gone.
+func receiveSession(ctx context.Context, in *partition.Inbox, id uint64) any {
+	for {
+		m, err := in.Receive(ctx)
+		if err != nil {
+			return nil
+		}
+		switch v := m.(type) {
+		case *fetchsession.FetchBegun:
+			if v.ID == id {
+				return v
+			}
+		case *fetchsession.FetchFinished:
+			if v.ID == id {
+				return v
+			}
+		case *actor.DeadLetterResponse:
+			return nil
+		}
+	}
+}
+
+// resolve finds each read's local replica in the current image.
+func (f *fetchOp) resolve() {
+	img := f.h.broker.Image()
+	f.targets = make([]fetchTarget, len(f.reads))
+	for i, rd := range f.reads {
+		c, _, code := f.h.localReplica(img, rd.Topic, rd.Partition)
+		f.targets[i] = fetchTarget{read: rd, c: c, code: code}
+	}
+}
+
+// longPoll reads every partition; while the fetch may wait and found
+// fewer than min_bytes (and no error), it parks watches in the partition
+// actors and reads again when the first fires or max_wait passes.
+func (f *fetchOp) longPoll(ctx context.Context) []fetchsession.PartitionResult {
+	deadline := f.req.Received.Add(time.Duration(max(f.r.MaxWaitMillis, 0)) * time.Millisecond)
+	for {
+		results, bytes, failed := f.readAll()
+		if f.r.MaxWaitMillis <= 0 || len(results) == 0 || int64(bytes) >= int64(f.r.MinBytes) || failed ||
+			!time.Now().Before(deadline) || ctx.Err() != nil {
+			return results
+		}
+		f.waitForData(ctx, results, deadline)
+	}
+}
+
+// readAll reads each partition once, in order, within the response's max
+// bytes: the first partition with data returns at least one whole batch
+// (KIP-74), later ones only what fits in what is left. It returns the
+// results, the bytes of records, and whether a partition failed (which
+// completes a fetch at once, as Kafka's DelayedFetch does).
+func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
+	remaining := int64(math.MaxInt32)
+	if f.r.Version >= 3 {
+		remaining = int64(max(f.r.MaxBytes, 0))
+	}
+	results := make([]fetchsession.PartitionResult, len(f.targets))
+	total, failed := 0, false
+	for i, t := range f.targets {
+		res := fetchsession.PartitionResult{
+			Topic: t.read.Topic, Partition: t.read.Partition, ErrorCode: t.code,
+			HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, PreferredReadReplica: -1, Records: []byte{},
+		}
+		if t.code == 0 {
+			limit := min(int64(max(t.read.PartitionMaxBytes, 0)), remaining)
+			rr := t.c.ReadNow(&partition.ReadRecords{
+				Offset: t.read.FetchOffset, MaxBytes: int(limit), Isolation: partition.IsolationLevel(f.r.IsolationLevel),
+				CheckLeaderEpoch: t.read.CurrentLeaderEpoch != -1, CurrentLeaderEpoch: t.read.CurrentLeaderEpoch,
+			})
+			res.ErrorCode, res.HighWatermark, res.LastStableOffset, res.LogStartOffset = rr.ErrorCode, rr.HighWatermark, rr.LastStableOffset, rr.LogStartOffset
+			if rr.ErrorCode == 0 && len(rr.Records) > 0 && (total == 0 || int64(len(rr.Records)) <= limit) {
+				res.Records = rr.Records
+				total += len(rr.Records)
+				remaining = max(remaining-int64(len(rr.Records)), 0)
+			}
+		}
+		if res.ErrorCode == kerr.KafkaStorageError.Code && f.r.Version < 6 {
+			res.ErrorCode = kerr.NotLeaderForPartition.Code
+		}
+		failed = failed || res.ErrorCode != 0
+		results[i] = res
+	}
+	return results, total, failed
+}
+
+// waitForData parks one watch per readable partition and waits for the
+// first to fire, the deadline or ctx; then it cancels the watches.
+func (f *fetchOp) waitForData(ctx context.Context, results []fetchsession.PartitionResult, deadline time.Time) {
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	deadlineMs := deadline.UnixMilli()
+	ids := make(map[uint64]bool, len(f.targets))
+	type watched struct {
+		c  *partition.Client
+		id uint64
+	}
+	var all []watched
+	for i, t := range f.targets {
+		if t.c == nil {
+			continue
+		}
+		id := f.inbox.NextID()
+		ids[id] = true
+		all = append(all, watched{t.c, id})
+		above := max(results[i].HighWatermark, t.read.FetchOffset)
+		t.c.SendWatch(&partition.WatchHighWatermark{ID: id, ReplyTo: f.inbox.PID(), Above: above, DeadlineMs: deadlineMs})
+	}
+	defer func() {
+		for _, w := range all {
+			w.c.SendCancelWatch(&partition.CancelWatch{ID: w.id, ReplyTo: f.inbox.PID()})
+		}
+	}()
+	for {
+		m, err := f.inbox.Receive(wctx)
+		if err != nil {
+			return
+		}
+		if w, ok := m.(*partition.HighWatermarkReached); ok && ids[w.ID] {
+			return
+		}
+	}
+}
+
+// fill builds the response's topics from the partitions to send, grouping
+// consecutive partitions of one topic.
+func (f *fetchOp) fill(resp *kmsg.FetchResponse, parts []fetchsession.PartitionResult) {
+	for _, p := range parts {
+		if n := len(resp.Topics); n == 0 || resp.Topics[n-1].Topic != p.Topic {
+			t := kmsg.NewFetchResponseTopic()
+			t.Topic = p.Topic
+			resp.Topics = append(resp.Topics, t)
+		}
+		t := &resp.Topics[len(resp.Topics)-1]
+		rp := kmsg.NewFetchResponseTopicPartition()
+		rp.Partition, rp.ErrorCode = p.Partition, p.ErrorCode
+		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.HighWatermark, p.LastStableOffset, p.LogStartOffset
+		rp.PreferredReadReplica = -1
+		rp.RecordBatches = p.Records
+		if rp.RecordBatches == nil {
+			rp.RecordBatches = []byte{}
+		}
+		t.Partitions = append(t.Partitions, rp)
+	}
+}

@@ -77,6 +77,7 @@ func TestSIGKILLAcksAll(t *testing.T) {
 			s := seq
 			seq++
 			r := &kgo.Record{
+				Topic:     killTopic,
 				Partition: int32(s % killPartitions),
 				Key:       []byte(strconv.FormatInt(s, 10)),
 				Value:     []byte(fmt.Sprintf("value-%d", s)),
@@ -101,6 +102,15 @@ func TestSIGKILLAcksAll(t *testing.T) {
 	waitAcked := func(n int) {
 		deadline := time.Now().Add(2 * time.Minute)
 		for ackedCount() < n {
+			mu.Lock()
+			var failed error
+			if len(fails) > 0 {
+				failed = fails[0]
+			}
+			mu.Unlock()
+			if failed != nil {
+				t.Fatalf("produce failed: %v", failed)
+			}
 			if time.Now().After(deadline) {
 				t.Fatalf("only %d of %d records acknowledged", ackedCount(), n)
 			}

@@ -143,7 +143,10 @@ func (h *BrokerHandler) handleProduce(ctx context.Context, req *Request) Respons
 	}
 	return Defer(func(ctx context.Context) Response {
 		defer inbox.Close()
-		h.awaitAppends(ctx, r, inbox, slots)
+		if h.awaitAppends(ctx, r, inbox, slots) {
+			// Every actor answered, so none holds the records any more.
+			req.ReleaseFrame()
+		}
 		return h.finishProduce(req, r, resp, h.broker.Image())
 	})
 }
@@ -156,8 +159,10 @@ func isZstd(records []byte) bool {
 
 // awaitAppends collects the actors' answers into the slots. An actor that
 // is gone answers NOT_LEADER_OR_FOLLOWER; one that does not answer before
-// the request's timeout (plus a backstop) REQUEST_TIMED_OUT.
-func (h *BrokerHandler) awaitAppends(ctx context.Context, r *kmsg.ProduceRequest, inbox *partition.Inbox, slots map[uint64]produceSlot) {
+// the request's timeout (plus a backstop) REQUEST_TIMED_OUT. It reports
+// whether every actor answered (or is gone): then no actor can still read
+// the request's records.
+func (h *BrokerHandler) awaitAppends(ctx context.Context, r *kmsg.ProduceRequest, inbox *partition.Inbox, slots map[uint64]produceSlot) bool {
 	wait := produceBackstop
 	if r.Acks == -1 {
 		wait = time.Duration(max(r.TimeoutMillis, 0))*time.Millisecond + time.Second
@@ -184,6 +189,7 @@ func (h *BrokerHandler) awaitAppends(ctx context.Context, r *kmsg.ProduceRequest
 			gone++
 		}
 	}
+	answered := pending == 0
 	for _, s := range slots {
 		if gone > 0 {
 			s.part.ErrorCode = kerr.NotLeaderForPartition.Code
@@ -192,6 +198,7 @@ func (h *BrokerHandler) awaitAppends(ctx context.Context, r *kmsg.ProduceRequest
 		}
 		s.part.ErrorCode = kerr.RequestTimedOut.Code
 	}
+	return answered
 }
 
 // fillProducePartition copies an actor's answer into the response.

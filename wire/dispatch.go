@@ -48,7 +48,8 @@ func (s *Server) serveFrame(ctx context.Context, ci *ConnInfo, frame []byte, rec
 	if err != nil {
 		return s.reject(p, ci, &h, err)
 	}
-	req := &Request{Key: h.key, Version: h.version, CorrelationID: h.corr, ClientID: h.client, Body: body, Conn: ci, Received: received}
+	req := &Request{Key: h.key, Version: h.version, CorrelationID: h.corr, ClientID: h.client, Body: body, Conn: ci, Received: received,
+		frame: &frameRef{buf: frame}}
 	p.noReply = !expectsReply(body)
 	s.stats.requests.Add(1)
 	if r := s.dispatch(ctx, api, req); r.kind == kindDefer {

@@ -45,6 +45,14 @@ func readFrame(r io.Reader, maxSize int32) ([]byte, error) {
 	if size < 0 || size > maxSize {
 		return nil, fmt.Errorf("%w: size %d, socket.request.max.bytes %d", errFrameSize, size, maxSize)
 	}
+	if size <= framePoolMax {
+		buf := getFrame(int(size))
+		if n, err := io.ReadFull(r, buf); err != nil {
+			putFrame(buf)
+			return nil, fmt.Errorf("%w: %d of %d bytes: %w", errFrameTruncated, n, size, err)
+		}
+		return buf, nil
+	}
 	buf := make([]byte, 0, min(int(size), frameGrowStep))
 	for len(buf) < int(size) {
 		if len(buf) == cap(buf) {

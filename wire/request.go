@@ -43,7 +43,16 @@ type Request struct {
 	Conn *ConnInfo
 	// Received is when the frame was read (with a monotonic reading).
 	Received time.Time
+
+	frame *frameRef
 }
+
+// ReleaseFrame gives the request's frame buffer back for reuse. Call it
+// only once nothing refers to the bytes of Body any more (a Produce's
+// records once every partition actor has answered); after it, those bytes
+// may change under any reader. Calling it is optional (the buffer is then
+// collected) and only the first call counts.
+func (r *Request) ReleaseFrame() { r.frame.release() }
 
 // ConnInfo describes one client connection.
 type ConnInfo struct {

@@ -121,6 +121,18 @@ func (l *Log) SegmentCount() int {
 	return len(l.segs)
 }
 
+// ActiveSegmentBase is the base offset of the segment appends go to; it
+// changes exactly when the log rolls (or is truncated fully).
+func (l *Log) ActiveSegmentBase() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.active().base
+}
+
+// FS is the file system the log's files live on, for the files a caller
+// keeps beside them in Dir (the partition actor's producer snapshots).
+func (l *Log) FS() FS { return l.m.fs }
+
 // LatestEpoch is the newest leader epoch in the log, or -1.
 func (l *Log) LatestEpoch() int32 {
 	l.mu.RLock()

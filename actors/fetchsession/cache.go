@@ -99,8 +99,10 @@ type Request struct {
 	NowMs int64
 }
 
-// Context is what NewContext decided for a request: the caller reads
-// Reads, then passes the context and the results to Respond.
+// Context is what was decided for a request (Cache.NewContext, or the
+// cache and session actors): the caller reads Reads, then passes the
+// context and the results back to be answered (Cache.Respond, or
+// FinishFetch).
 type Context struct {
 	Kind Kind
 	// ErrorCode is the top-level error for KindError, else 0.
@@ -108,8 +110,9 @@ type Context struct {
 	// Reads are the partitions to read, in response order.
 	Reads []FetchPartition
 
-	privileged bool
-	session    *Session // KindIncremental
+	privileged bool   // KindFull: a follower's
+	sessionID  int32  // KindIncremental
+	gen        uint64 // KindIncremental: the session actor's incarnation
 }
 
 // Response is the session part of the FetchResponse.
@@ -123,49 +126,29 @@ type Response struct {
 	Partitions []PartitionResult
 }
 
-// Cache is the broker's fetch session cache: Kafka's rules for a Fetch
-// request's (session id, epoch), a bounded number of sessions, and
-// eviction. It is a plain struct with no I/O and no clock reads; it is not
-// safe for concurrent use (one actor owns it).
-//
-// Eviction, when a new session needs a slot and the cache is full:
-//  1. If the least recently used session has been idle longer than
-//     MinEvictionMs, it is evicted.
-//  2. Otherwise the least valuable eligible session is found. Eligible are
-//     sessions older than MinEvictionMs since creation (a minimum age, so
-//     new sessions do not thrash each other), and, for a privileged
-//     newcomer (a follower), every consumer session whatever its age.
-//     Value orders consumer before follower sessions, then fewer
-//     partitions before more, then least recently used first. It is
-//     evicted only if the newcomer is strictly more valuable: a follower
-//     beats a consumer; otherwise more partitions win.
-//  3. Otherwise no session is created and the full fetch is answered
-//     with session id 0, which clients accept (kgo and Java carry on
-//     with full fetches).
-//
-// This keeps Kafka's preferences (stale first, then small, non-privileged
-// sessions) without its sorted indexes: the scan is O(sessions) and runs
-// only when the cache is full.
+// Cache is the whole session cache in one plain struct, for a single
+// owner: the Slots table plus every Session, stepped together. The fetch
+// session actors split the same steps between the cache actor (Slots) and
+// one actor per Session; Cache is the deterministic model that the
+// scenario tests replay, and what an embedder without actors may use. It
+// does no I/O, reads no clock and is not safe for concurrent use.
 type Cache struct {
-	cfg      Config
-	ids      IDSource
+	slots    *Slots
 	sessions map[int32]*Session
 }
 
 // NewCache returns an empty cache. ids supplies session ids; see
 // RandomIDs.
 func NewCache(cfg Config, ids IDSource) (*Cache, error) {
-	if err := cfg.Validate(); err != nil {
+	slots, err := NewSlots(cfg, ids)
+	if err != nil {
 		return nil, fmt.Errorf("fetchsession: new cache: %w", err)
 	}
-	if ids == nil {
-		ids = RandomIDs(nil)
-	}
-	return &Cache{cfg: cfg, ids: ids, sessions: make(map[int32]*Session)}, nil
+	return &Cache{slots: slots, sessions: make(map[int32]*Session)}, nil
 }
 
 // Len returns the number of live sessions.
-func (c *Cache) Len() int { return len(c.sessions) }
+func (c *Cache) Len() int { return c.slots.Len() }
 
 // Session returns the live session with id.
 func (c *Cache) Session(id int32) (*Session, bool) {
@@ -175,12 +158,12 @@ func (c *Cache) Session(id int32) (*Session, bool) {
 
 // Remove closes the session with id, reporting whether it existed.
 func (c *Cache) Remove(id int32) bool {
-	_, ok := c.sessions[id]
 	delete(c.sessions, id)
-	return ok
+	return c.slots.Remove(id)
 }
 
-// NewContext applies Kafka's rules for req's (SessionID, SessionEpoch):
+// NewContext applies Kafka's rules for req's (SessionID, SessionEpoch)
+// (Slots.Route, then Session.Begin for an incremental request):
 //
 //   - (0, -1): sessionless full fetch.
 //   - (X, -1): close X, sessionless full fetch.
@@ -195,29 +178,19 @@ func (c *Cache) Remove(id int32) bool {
 //     forgotten topics are applied and the expected epoch advances
 //     (MaxInt32 wraps to 1).
 func (c *Cache) NewContext(req *Request) *Context {
-	switch {
-	case req.SessionEpoch == FinalEpoch || (req.SessionID == 0 && req.SessionEpoch < 0):
-		if req.SessionID != 0 {
-			c.Remove(req.SessionID)
-		}
-		return &Context{Kind: KindSessionless, Reads: req.Partitions}
-	case req.SessionEpoch == InitialEpoch:
-		if req.SessionID != 0 {
-			c.Remove(req.SessionID)
-		}
-		return &Context{Kind: KindFull, Reads: req.Partitions, privileged: req.ReplicaID >= 0}
+	ctx, closed := c.slots.Route(req)
+	if closed != 0 {
+		delete(c.sessions, closed)
 	}
-	s, ok := c.sessions[req.SessionID]
-	if !ok {
-		return &Context{Kind: KindError, ErrorCode: ErrCodeFetchSessionIDNotFound}
+	if ctx.Kind != KindIncremental {
+		return ctx
 	}
-	if s.epoch != req.SessionEpoch {
-		return &Context{Kind: KindError, ErrorCode: ErrCodeInvalidFetchSessionEpoch}
+	s := c.sessions[ctx.sessionID]
+	ctx = s.Begin(req)
+	if ctx.Kind == KindIncremental {
+		c.slots.Used(s.id, s.Len(), req.NowMs)
 	}
-	s.update(req.Partitions, req.Forgotten)
-	s.advance()
-	s.lastUsedMs = max(s.lastUsedMs, req.NowMs)
-	return &Context{Kind: KindIncremental, Reads: s.Partitions(), session: s}
+	return ctx
 }
 
 // Respond builds the response from the reads' results (one per
@@ -226,122 +199,67 @@ func (c *Cache) NewContext(req *Request) *Context {
 // partition in request order; incremental ones only the partitions that
 // changed (see Session). nowMs is the injected clock's reading. If an
 // incremental request's session was closed or evicted while the request
-// was parked, the response still carries its id and partitions; the
+// was parked, the response carries its id and every partition read; the
 // client's next request then gets FETCH_SESSION_ID_NOT_FOUND and starts a
 // new session.
 func (c *Cache) Respond(ctx *Context, nowMs int64, results []PartitionResult) (Response, error) {
-	if ctx.Kind == KindError {
+	switch ctx.Kind {
+	case KindError:
 		return Response{ErrorCode: ctx.ErrorCode}, nil
+	case KindSessionless:
+		return RespondSessionless(ctx, results)
+	case KindFull:
+		id, evicted, ok := c.slots.Create(ctx.privileged, len(ctx.Reads), nowMs)
+		delete(c.sessions, evicted)
+		if !ok {
+			return RespondSessionless(ctx, results)
+		}
+		c.sessions[id] = NewSession(id, ctx.privileged, nowMs, ctx.Reads)
+		return c.sessions[id].Respond(ctx, nowMs, results)
 	}
-	byKey := make(map[PartitionKey]*PartitionResult, len(results))
-	for i := range results {
-		byKey[results[i].Key()] = &results[i]
+	s, ok := c.sessions[ctx.sessionID]
+	if !ok {
+		return respondOrphan(ctx, results)
 	}
-	s := ctx.session
-	full := ctx.Kind != KindIncremental
-	if ctx.Kind == KindFull {
-		s = c.create(ctx.privileged, nowMs, ctx.Reads)
-	}
-	if s == nil {
-		return sessionless(ctx.Reads, byKey)
-	}
-	s.lastUsedMs = max(s.lastUsedMs, nowMs)
-	parts, err := s.respond(byKey, full)
-	if err != nil {
-		return Response{}, fmt.Errorf("fetchsession: respond in session %d: %w", s.id, err)
-	}
-	return Response{SessionID: s.id, Partitions: parts}, nil
+	resp, err := s.Respond(ctx, nowMs, results)
+	c.slots.Used(s.id, s.Len(), nowMs)
+	return resp, err
 }
 
-func sessionless(reads []FetchPartition, byKey map[PartitionKey]*PartitionResult) (Response, error) {
-	parts := make([]PartitionResult, 0, len(reads))
-	for _, p := range reads {
-		r, ok := byKey[p.Key()]
-		if !ok {
-			return Response{}, fmt.Errorf("fetchsession: respond without session: %w", missing(p.Key()))
-		}
-		parts = append(parts, *r)
+// RespondSessionless answers a context without a session (a sessionless
+// fetch, or a full fetch that got no slot): every read partition, in
+// order, with session id 0.
+func RespondSessionless(ctx *Context, results []PartitionResult) (Response, error) {
+	parts, err := inReadOrder(ctx.Reads, results)
+	if err != nil {
+		return Response{}, fmt.Errorf("fetchsession: respond without session: %w", err)
 	}
 	return Response{Partitions: parts}, nil
 }
 
-// create adds a session for parts if a slot is free or can be freed, and
-// returns nil otherwise.
-func (c *Cache) create(privileged bool, nowMs int64, parts []FetchPartition) *Session {
-	if c.cfg.MaxSlots == 0 {
-		return nil
+// respondOrphan answers an incremental context whose session is gone:
+// its id and every partition read.
+func respondOrphan(ctx *Context, results []PartitionResult) (Response, error) {
+	parts, err := inReadOrder(ctx.Reads, results)
+	if err != nil {
+		return Response{}, fmt.Errorf("fetchsession: respond in closed session %d: %w", ctx.sessionID, err)
 	}
-	if len(c.sessions) >= c.cfg.MaxSlots && !c.evict(privileged, len(parts), nowMs) {
-		return nil
-	}
-	id, ok := c.newID()
-	if !ok {
-		return nil
-	}
-	s := newSession(id, privileged, nowMs, parts)
-	c.sessions[id] = s
-	return s
+	return Response{SessionID: ctx.sessionID, Partitions: parts}, nil
 }
 
-// newID draws a non-zero id not in use.
-func (c *Cache) newID() (int32, bool) {
-	for range maxIDAttempts {
-		id := c.ids()
-		if _, used := c.sessions[id]; id != 0 && !used {
-			return id, true
+// inReadOrder returns one result per read, in the reads' order.
+func inReadOrder(reads []FetchPartition, results []PartitionResult) ([]PartitionResult, error) {
+	byKey := make(map[PartitionKey]*PartitionResult, len(results))
+	for i := range results {
+		byKey[results[i].Key()] = &results[i]
+	}
+	parts := make([]PartitionResult, 0, len(reads))
+	for _, p := range reads {
+		r, ok := byKey[p.Key()]
+		if !ok {
+			return nil, missing(p.Key())
 		}
+		parts = append(parts, *r)
 	}
-	return 0, false
-}
-
-// evict frees one slot for a newcomer per the policy on Cache, reporting
-// whether it did.
-func (c *Cache) evict(privileged bool, size int, nowMs int64) bool {
-	var lru, victim *Session
-	for _, s := range c.sessions {
-		if lru == nil || usedBefore(s, lru) {
-			lru = s
-		}
-		eligible := nowMs-s.createdMs > c.cfg.MinEvictionMs || (privileged && !s.privileged)
-		if eligible && (victim == nil || lessValuable(s, victim)) {
-			victim = s
-		}
-	}
-	if lru != nil && nowMs-lru.lastUsedMs > c.cfg.MinEvictionMs {
-		delete(c.sessions, lru.id)
-		return true
-	}
-	if victim == nil || !beats(privileged, size, victim) {
-		return false
-	}
-	delete(c.sessions, victim.id)
-	return true
-}
-
-// usedBefore orders sessions by last use, then id, for determinism.
-func usedBefore(a, b *Session) bool {
-	if a.lastUsedMs != b.lastUsedMs {
-		return a.lastUsedMs < b.lastUsedMs
-	}
-	return a.id < b.id
-}
-
-// lessValuable orders sessions for eviction: consumer before follower,
-// fewer partitions first, then least recently used.
-func lessValuable(a, b *Session) bool {
-	if a.privileged != b.privileged {
-		return !a.privileged
-	}
-	if a.Len() != b.Len() {
-		return a.Len() < b.Len()
-	}
-	return usedBefore(a, b)
-}
-
-// beats reports whether a newcomer is strictly more valuable than s.
-func beats(privileged bool, size int, s *Session) bool {
-	if privileged != s.privileged {
-		return privileged
-	}
-	return size > s.Len()
+	return parts, nil
 }

@@ -1,7 +1,8 @@
 package fetchsession
 
-// Messages of the fetch session cache actor (actor.go). Requests are
-// answered to their sender, carrying the sender's ID.
+// Messages of the fetch session actors (actor.go). Requests go to the
+// cache actor and are answered to their sender, carrying the sender's ID,
+// by the cache actor or by the session's own actor.
 
 // BeginFetch asks the actor to decide on a Fetch request's session
 // (Cache.NewContext). The actor sets Request.NowMs from its clock.
@@ -37,6 +38,15 @@ type FetchFinished struct {
 
 // CloseSessions closes every session (node shutdown). No answer.
 type CloseSessions struct{}
+
+// sessionUsed is a session actor's report to the cache actor after it
+// answered: the session's size and last use, which eviction reads.
+type sessionUsed struct {
+	id    int32
+	gen   uint64
+	size  int
+	nowMs int64
+}
 
 // The messages are not logged as dead letters: a fetch whose connection
 // closed no longer reads its answer, and a request to a stopped actor is

@@ -2,6 +2,7 @@ package fetchsession
 
 import (
 	"container/list"
+	"fmt"
 	"math"
 )
 
@@ -76,7 +77,8 @@ type cachedPartition struct {
 
 // Session is one incremental fetch session (KIP-227): its id, the next
 // epoch it expects and its ordered partitions. It is a plain struct with
-// no I/O; the Cache creates, steps and evicts it.
+// no I/O; its own session actor (or a Cache) steps it with Begin and
+// Respond.
 type Session struct {
 	id         int32
 	epoch      int32
@@ -87,7 +89,9 @@ type Session struct {
 	index      map[PartitionKey]*list.Element
 }
 
-func newSession(id int32, privileged bool, nowMs int64, parts []FetchPartition) *Session {
+// NewSession returns the session a full fetch created at nowMs, with the
+// fetch's partitions, expecting epoch 1.
+func NewSession(id int32, privileged bool, nowMs int64, parts []FetchPartition) *Session {
 	s := &Session{
 		id:         id,
 		epoch:      1,
@@ -150,6 +154,38 @@ func (s *Session) update(added []FetchPartition, forgotten []PartitionKey) {
 			delete(s.index, k)
 		}
 	}
+}
+
+// Begin takes an incremental request for this session (one Slots.Route
+// sent here): an epoch other than the expected one gets
+// INVALID_FETCH_SESSION_EPOCH (71) and changes nothing; otherwise the
+// added and forgotten partitions are applied, the expected epoch advances
+// (MaxInt32 wraps to 1) and the context lists every partition to read.
+func (s *Session) Begin(req *Request) *Context {
+	if s.epoch != req.SessionEpoch {
+		return &Context{Kind: KindError, ErrorCode: ErrCodeInvalidFetchSessionEpoch}
+	}
+	s.update(req.Partitions, req.Forgotten)
+	s.advance()
+	s.lastUsedMs = max(s.lastUsedMs, req.NowMs)
+	return &Context{Kind: KindIncremental, Reads: s.Partitions(), sessionID: s.id}
+}
+
+// Respond builds the response to ctx from the reads' results (one per
+// ctx.Reads entry, any order): every partition for the full fetch that
+// created the session (ctx.Kind KindFull), else only those that changed.
+// nowMs is the injected clock's reading.
+func (s *Session) Respond(ctx *Context, nowMs int64, results []PartitionResult) (Response, error) {
+	byKey := make(map[PartitionKey]*PartitionResult, len(results))
+	for i := range results {
+		byKey[results[i].Key()] = &results[i]
+	}
+	s.lastUsedMs = max(s.lastUsedMs, nowMs)
+	parts, err := s.respond(byKey, ctx.Kind != KindIncremental)
+	if err != nil {
+		return Response{}, fmt.Errorf("fetchsession: respond in session %d: %w", s.id, err)
+	}
+	return Response{SessionID: s.id, Partitions: parts}, nil
 }
 
 // advance moves the expected epoch on by one, wrapping from MaxInt32 to 1

@@ -22,21 +22,24 @@ type waiter struct {
 	kind        waitKind
 	first, last int64
 	deadlineMs  int64 // acks=all only
+	// appendTimeMs is the answer's LogAppendTimeMs (-1: CreateTime).
+	appendTimeMs int64
 }
 
 // acknowledge answers an appended (or duplicate) batch now, or parks it:
 // acks=0 and acks=1 answer after the append (acks=1 after the fsync under
 // the group-commit policy); acks=all waits for the high watermark.
-func (r *Replica) acknowledge(out *Output, m *AppendBatches, first, last int64) {
+// appendTimeMs is the answer's LogAppendTimeMs.
+func (r *Replica) acknowledge(out *Output, m *AppendBatches, first, last, appendTimeMs int64) {
 	switch {
 	case m.Acks == 0, m.Acks == 1 && !r.cfg.GroupCommit:
-		out.Replies = append(out.Replies, r.success(m.ID, m.Acks, first))
+		out.Replies = append(out.Replies, r.success(m.ID, m.Acks, first, appendTimeMs))
 	case m.Acks == 1:
-		r.waiting = append(r.waiting, &waiter{id: m.ID, acks: m.Acks, kind: waitFlush, first: first, last: last})
+		r.waiting = append(r.waiting, &waiter{id: m.ID, acks: m.Acks, kind: waitFlush, first: first, last: last, appendTimeMs: appendTimeMs})
 	default:
 		r.waiting = append(r.waiting, &waiter{
 			id: m.ID, acks: m.Acks, kind: waitHighWatermark, first: first, last: last,
-			deadlineMs: m.NowMs + int64(m.TimeoutMs),
+			deadlineMs: m.NowMs + int64(m.TimeoutMs), appendTimeMs: appendTimeMs,
 		})
 	}
 }
@@ -57,12 +60,12 @@ func (r *Replica) completeWaits(out *Output) {
 	for _, w := range r.waiting {
 		switch {
 		case w.kind == waitFlush && r.flushed > w.last:
-			out.Replies = append(out.Replies, r.success(w.id, w.acks, w.first))
+			out.Replies = append(out.Replies, r.success(w.id, w.acks, w.first, w.appendTimeMs))
 		case w.kind == waitHighWatermark && r.hw > w.last && len(r.isr) < r.cfg.MinInSyncReplicas:
 			out.Replies = append(out.Replies, r.failure(w.id, w.acks, kerr.NotEnoughReplicasAfterAppend.Code,
 				"written, but the ISR is below min.insync.replicas"))
 		case w.kind == waitHighWatermark && r.hw > w.last:
-			out.Replies = append(out.Replies, r.success(w.id, w.acks, w.first))
+			out.Replies = append(out.Replies, r.success(w.id, w.acks, w.first, w.appendTimeMs))
 		default:
 			kept = append(kept, w)
 		}

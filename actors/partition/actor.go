@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/weirmq/weir/log"
-	"github.com/weirmq/weir/log/batch"
 )
 
 // ErrNotStarted is returned by the facade when the actor could not rebuild
@@ -90,6 +90,18 @@ type partitionActor struct {
 	tickMs int64
 	// watches are parked WatchHighWatermark requests.
 	watches map[watchKey]*parkedWatch
+	// snaps writes producer snapshots; snapOffset is the offset of the
+	// last one taken (or loaded), segBase the active segment's base
+	// offset after the last append, replay how the state was rebuilt.
+	snaps      *snapshotWriter
+	snapOffset int64
+	segBase    int64
+	replay     replayInfo
+	// deletes are DeleteRecords running off the mailbox (admin.go), on
+	// the deleting goroutines.
+	deletes    map[uint64]pendingDelete
+	nextDelete uint64
+	deleting   sync.WaitGroup
 }
 
 // Props returns the props of a partition actor over cfg.Log. Requests
@@ -127,7 +139,11 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.onStarted(ctx)
 	case *actor.Stopping:
 		a.onStopping(ctx)
-	case *actor.Stopped, *actor.Restarting:
+	case *actor.Restarting:
+		if a.snaps != nil {
+			a.snaps.wait() // the next incarnation lists the snapshots
+		}
+	case *actor.Stopped:
 	case *AppendBatches:
 		a.onAppendBatches(ctx, m)
 	case *FlushCompleted:
@@ -152,6 +168,10 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.onCancelWatch(m)
 	case *DeleteRecords:
 		a.onDeleteRecords(ctx, m)
+	case *recordsDeleted:
+		a.onRecordsDeleted(ctx, m)
+	case *Reconfigure:
+		a.onReconfigure(ctx, m)
 	case *DescribeProducers:
 		a.onDescribeProducers(ctx, m)
 	default:
@@ -161,61 +181,70 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 }
 
 // onStarted rebuilds the replica from the log (duty 1): the producer state
-// by replaying every batch header from the log start offset, the high
+// from the newest usable snapshot plus the batch headers after it, the high
 // watermark at the log end (the flushed offset under group commit), as a
 // single replica may.
 func (a *partitionActor) onStarted(ctx actor.Context) {
 	a.system, a.self = ctx.ActorSystem(), ctx.Self()
-	r, err := rebuild(a.cfg)
+	l := a.cfg.Log
+	a.snaps = &snapshotWriter{fsys: l.FS(), dir: l.Dir(), logger: a.log}
+	r, info, err := rebuild(a.cfg, a.log)
 	if err != nil {
 		a.startErr = err
 		a.log.Error("partition actor: rebuilding state from the log", "err", err)
 		return
 	}
+	a.log.Debug("partition actor: producer state rebuilt", "snapshot", info.snapshot, "batches", info.batches)
 	a.r = r
+	a.replay = info
+	a.segBase = l.ActiveSegmentBase()
+	a.snapOffset = info.snapshot
 	a.publish()
 }
 
-// rebuild recovers the producer state from the log and creates the
-// replica. Producer snapshots are not read (nor written) yet: the whole log
-// is replayed.
-func rebuild(cfg ActorConfig) (*Replica, error) {
+// rebuild recovers the producer state from the snapshots and the log and
+// creates the replica.
+func rebuild(cfg ActorConfig, logger *slog.Logger) (*Replica, replayInfo, error) {
 	l := cfg.Log
-	ps := NewProducerState()
-	start, end := l.LogStartOffset(), l.LogEndOffset()
-	for off := max(ps.EndOffset(), start); off < end; {
-		buf, err := l.Read(off, log.ReadOptions{MaxBytes: 1 << 20})
-		if err != nil {
-			return nil, fmt.Errorf("partition: replaying %s at %d: %w", l.TopicPartition(), off, err)
-		}
-		bs, err := batch.Split(buf)
-		if err != nil {
-			return nil, fmt.Errorf("partition: replaying %s at %d: %w", l.TopicPartition(), off, err)
-		}
-		if len(bs) == 0 {
-			return nil, fmt.Errorf("partition: replaying %s: no batch at %d below log end %d: %w", l.TopicPartition(), off, end, ErrNotStarted)
-		}
-		for _, b := range bs {
-			h, err := batch.ParseHeader(b)
-			if err != nil {
-				return nil, fmt.Errorf("partition: replaying %s at %d: %w", l.TopicPartition(), off, err)
-			}
-			ps.ObserveBatch(BatchFromHeader(h))
-			off = batch.LastOffset(b) + 1
-		}
+	ps, info, err := recoverProducerState(l, logger)
+	if err != nil {
+		return nil, info, err
 	}
+	end := l.LogEndOffset()
 	hw := end
 	if cfg.Replica.GroupCommit {
 		hw = l.FlushedOffset()
 	}
 	r, err := NewReplica(cfg.Replica, Start{
-		LogStartOffset: start, LogEndOffset: end, FlushedOffset: l.FlushedOffset(),
+		LogStartOffset: l.LogStartOffset(), LogEndOffset: end, FlushedOffset: l.FlushedOffset(),
 		HighWatermark: hw, Producers: ps,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("partition: creating replica for %s: %w", l.TopicPartition(), err)
+		return nil, info, fmt.Errorf("partition: creating replica for %s: %w", l.TopicPartition(), err)
 	}
-	return r, nil
+	return r, info, nil
+}
+
+// snapshotProducers schedules a producer snapshot at the state's end
+// offset (duty 9), unless one was already taken there or the log holds
+// nothing to replay (an empty log: no fsync for idle new partitions). The
+// encoding runs here (it is small: a few dozen bytes per producer); the
+// write and its fsync run on the snapshot writer's goroutine.
+func (a *partitionActor) snapshotProducers() {
+	ps := a.r.Producers()
+	if off := ps.EndOffset(); off != a.snapOffset && off > a.r.Status().LogStartOffset {
+		a.snapOffset = off
+		a.snaps.write(off, ps.Snapshot())
+	}
+}
+
+// checkRoll takes a producer snapshot when the last append rolled the log
+// to a new segment, as Kafka does at every roll.
+func (a *partitionActor) checkRoll() {
+	if base := a.cfg.Log.ActiveSegmentBase(); base != a.segBase {
+		a.segBase = base
+		a.snapshotProducers()
+	}
 }
 
 // onStopping answers every queued or parked request NOT_LEADER_OR_FOLLOWER
@@ -223,12 +252,36 @@ func rebuild(cfg ActorConfig) (*Replica, error) {
 func (a *partitionActor) onStopping(ctx actor.Context) {
 	a.answerParkedReads(ctx)
 	defer a.wakeWatches(ctx, false, true)
+	a.answerPendingDeletes(ctx)
 	if a.r == nil {
 		return
 	}
 	st := a.r.Status()
 	a.step(ctx, func(r *Replica) Output {
 		return r.BecomeFollower(&BecomeFollower{Leader: -1, LeaderEpoch: st.LeaderEpoch})
+	})
+	// Clean shutdown: a snapshot at the log end, so the next start replays
+	// nothing. Stopping may wait for its fsync.
+	a.snapshotProducers()
+	a.snaps.wait()
+}
+
+// onReconfigure applies new settings; an invalid Config is logged and
+// the old one kept.
+func (a *partitionActor) onReconfigure(ctx actor.Context, m *Reconfigure) {
+	if a.r == nil {
+		return
+	}
+	a.step(ctx, func(r *Replica) Output {
+		out, err := r.Reconfigure(m.Config)
+		if err != nil {
+			a.log.Warn("partition actor: reconfigure refused", "err", err)
+			return out
+		}
+		// A supervisor restart rebuilds with the new settings.
+		a.cfg.Replica = m.Config
+		a.cfg.Replica.NodeID = r.cfg.NodeID
+		return out
 	})
 }
 
@@ -289,6 +342,9 @@ func (a *partitionActor) step(ctx actor.Context, fn func(*Replica) Output) {
 			err = fmt.Errorf("partition: append to %s: %w", a.cfg.Log.TopicPartition(), err)
 		}
 		out = a.r.OnLogAppended(&LogAppended{Seq: ap.Seq, Result: res, Err: err})
+		if err == nil {
+			a.checkRoll()
+		}
 	}
 	a.publish()
 	a.wakeReads(ctx)
@@ -346,6 +402,9 @@ func (c *Client) UnknownMessages() uint64 { return c.board.UnknownMessages() }
 
 // BecomeLeader tells the actor it leads the partition.
 func (c *Client) BecomeLeader(m *BecomeLeader) { c.system.Root.Send(c.pid, m) }
+
+// Reconfigure sends the replica new settings (see Reconfigure).
+func (c *Client) Reconfigure(cfg Config) { c.system.Root.Send(c.pid, &Reconfigure{Config: cfg}) }
 
 // Tick sends the clock's reading (0: the actor's own clock).
 func (c *Client) Tick(nowMs int64) { c.system.Root.Send(c.pid, &Tick{NowMs: nowMs}) }

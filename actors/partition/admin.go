@@ -13,27 +13,62 @@ import (
 // (DeleteRecords, retention); it never moves back.
 func (r *Replica) OnLogStartAdvanced(start int64) { r.logStart = max(r.logStart, start) }
 
+// pendingDelete is a DeleteRecords whose segment deletion runs off the
+// mailbox: where to answer.
+type pendingDelete struct {
+	to *actor.PID
+	id uint64
+}
+
+// recordsDeleted reports the outcome of log.DeleteRecordsBefore, run on a
+// goroutine of its own, to the actor.
+type recordsDeleted struct {
+	seq   uint64
+	start int64
+	err   error
+}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging):
+// it may arrive after the actor stopped.
+func (*recordsDeleted) IgnoreDeadLetterLogging() {}
+
 // onDeleteRecords moves the log start offset (Kafka's
 // ReplicaManager.deleteRecords on the leader): -1 means the high
 // watermark; a negative offset or one past the high watermark is
 // OFFSET_OUT_OF_RANGE; one at or below the log start offset changes
-// nothing. The segment deletions are file removals, done here.
+// nothing. The checks run here; the log's durable start-offset checkpoint
+// and the segment file removals run on a goroutine, whose outcome comes
+// back as recordsDeleted and is answered then.
 func (a *partitionActor) onDeleteRecords(ctx actor.Context, m *DeleteRecords) {
-	res := a.deleteRecords(m)
-	if ctx.Sender() != nil {
-		ctx.Send(ctx.Sender(), res)
+	off, res := a.checkDeleteRecords(m)
+	if res != nil {
+		if ctx.Sender() != nil {
+			ctx.Send(ctx.Sender(), res)
+		}
+		return
 	}
-	if res.ErrorCode == 0 {
-		a.publish()
-		a.wakeWatches(ctx, false, false)
+	a.nextDelete++
+	seq := a.nextDelete
+	if a.deletes == nil {
+		a.deletes = map[uint64]pendingDelete{}
 	}
+	a.deletes[seq] = pendingDelete{to: ctx.Sender(), id: m.ID}
+	l, system, self := a.cfg.Log, a.system, a.self
+	a.deleting.Add(1)
+	go func() {
+		defer a.deleting.Done()
+		start, err := l.DeleteRecordsBefore(off)
+		system.Root.Send(self, &recordsDeleted{seq: seq, start: start, err: err})
+	}()
 }
 
-func (a *partitionActor) deleteRecords(m *DeleteRecords) *DeleteRecordsResult {
+// checkDeleteRecords returns the offset to delete before, or the answer
+// that refuses m.
+func (a *partitionActor) checkDeleteRecords(m *DeleteRecords) (int64, *DeleteRecordsResult) {
 	res := &DeleteRecordsResult{ID: m.ID, LowWatermark: -1}
 	if a.r == nil {
 		res.ErrorCode = kerr.KafkaStorageError.Code
-		return res
+		return 0, res
 	}
 	st := a.r.Status()
 	off := m.Offset
@@ -43,27 +78,53 @@ func (a *partitionActor) deleteRecords(m *DeleteRecords) *DeleteRecordsResult {
 	switch {
 	case st.Role != Leader:
 		res.ErrorCode = kerr.NotLeaderForPartition.Code
-		return res
+		return 0, res
 	case off < 0 || off > st.HighWatermark:
 		res.ErrorCode = kerr.OffsetOutOfRange.Code
-		return res
+		return 0, res
 	}
-	start, err := a.cfg.Log.DeleteRecordsBefore(off)
-	switch {
+	return off, nil
+}
+
+// onRecordsDeleted takes the log's answer: the replica's log start offset
+// advances, the status is published and the requester answered.
+func (a *partitionActor) onRecordsDeleted(ctx actor.Context, m *recordsDeleted) {
+	p, ok := a.deletes[m.seq]
+	if !ok {
+		return
+	}
+	delete(a.deletes, m.seq)
+	res := &DeleteRecordsResult{ID: p.id, LowWatermark: -1}
+	switch err := m.err; {
 	case errors.Is(err, log.ErrOffsetOutOfRange), errors.Is(err, log.ErrInvalidOffset):
 		res.ErrorCode = kerr.OffsetOutOfRange.Code
-		return res
 	case errors.Is(err, log.ErrClosed):
 		res.ErrorCode = kerr.NotLeaderForPartition.Code
-		return res
 	case err != nil:
-		a.log.Warn("partition actor: delete records", "offset", off, "err", err)
+		a.log.Warn("partition actor: delete records", "err", err)
 		res.ErrorCode = kerr.KafkaStorageError.Code
-		return res
+	case a.r != nil:
+		a.r.OnLogStartAdvanced(m.start)
+		res.LowWatermark = a.r.Status().LogStartOffset
+		a.publish()
+		a.wakeWatches(ctx, false, false)
 	}
-	a.r.OnLogStartAdvanced(start)
-	res.LowWatermark = a.r.Status().LogStartOffset
-	return res
+	if p.to != nil {
+		ctx.Send(p.to, res)
+	}
+}
+
+// answerPendingDeletes waits for the deletions in flight and answers
+// their requesters NOT_LEADER_OR_FOLLOWER (the actor is stopping; the
+// requester retries, DeleteRecords is idempotent).
+func (a *partitionActor) answerPendingDeletes(ctx actor.Context) {
+	a.deleting.Wait()
+	for seq, p := range a.deletes {
+		delete(a.deletes, seq)
+		if p.to != nil {
+			ctx.Send(p.to, &DeleteRecordsResult{ID: p.id, ErrorCode: kerr.NotLeaderForPartition.Code, LowWatermark: -1})
+		}
+	}
 }
 
 // onDescribeProducers answers with a copy of the producer state (leader

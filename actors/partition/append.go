@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -15,6 +16,8 @@ type inflight struct {
 	seq   uint64
 	req   *AppendBatches
 	batch ProducerBatch
+	// appendTimeMs is the LogAppendTime stamped on the batch, -1 if none.
+	appendTimeMs int64
 }
 
 // OnAppendBatches decides on a producer's append (phase one): it answers at
@@ -55,7 +58,7 @@ func (r *Replica) OnLogAppended(e *LogAppended) Output {
 		if r.cfg.GroupCommit {
 			out.FlushUpTo = r.leo
 		}
-		r.acknowledge(&out, in.req, res.FirstOffset, res.LastOffset)
+		r.acknowledge(&out, in.req, res.FirstOffset, res.LastOffset, in.appendTimeMs)
 		r.progress(&out)
 	}
 	for r.inflight == nil && len(r.queue) > 0 {
@@ -78,7 +81,13 @@ func (r *Replica) decide(m *AppendBatches, out *Output) {
 		chk := r.producers.CheckAppend(pb)
 		switch chk.Verdict {
 		case Duplicate:
-			r.acknowledge(out, m, chk.Original.FirstOffset, chk.Original.LastOffset)
+			// Kafka answers a duplicate with the original's offsets and,
+			// under LogAppendTime, its timestamp.
+			appendTime := int64(-1)
+			if r.cfg.LogAppendTime {
+				appendTime = chk.Original.Timestamp
+			}
+			r.acknowledge(out, m, chk.Original.FirstOffset, chk.Original.LastOffset, appendTime)
 			r.completeWaits(out)
 			return
 		case OutOfOrderSequence, InvalidProducerEpoch:
@@ -86,8 +95,14 @@ func (r *Replica) decide(m *AppendBatches, out *Output) {
 			return
 		}
 	}
+	appendTime := int64(-1)
+	if r.cfg.LogAppendTime {
+		appendTime = m.NowMs
+		stampLogAppendTime(m.Records, appendTime)
+		pb.MaxTimestamp = appendTime
+	}
 	r.nextSeq++
-	r.inflight = &inflight{seq: r.nextSeq, req: m, batch: pb}
+	r.inflight = &inflight{seq: r.nextSeq, req: m, batch: pb, appendTimeMs: appendTime}
 	out.Append = &AppendToLog{
 		Seq: r.nextSeq, Records: m.Records,
 		Options: log.AppendOptions{AssignOffsets: true, LeaderEpoch: r.leaderEpoch},
@@ -161,4 +176,23 @@ func appendErrorCode(err error) int16 {
 		return kerr.NotLeaderForPartition.Code
 	}
 	return kerr.KafkaStorageError.Code
+}
+
+// Offsets of the record batch v2 header fields that LogAppendTime changes
+// (kafka-wire.md section 2.1).
+const (
+	attributesAt   = 21
+	maxTimestampAt = 35
+)
+
+// stampLogAppendTime applies message.timestamp.type=LogAppendTime to one
+// validated v2 batch in place, as Kafka's LogValidator does without
+// recompressing: the max timestamp becomes nowMs, the timestamp-type
+// attribute bit is set, and the CRC (which covers both) is recomputed.
+// Consumers then read nowMs as every record's timestamp.
+func stampLogAppendTime(b []byte, nowMs int64) {
+	attrs := binary.BigEndian.Uint16(b[attributesAt:])
+	binary.BigEndian.PutUint16(b[attributesAt:], attrs|batch.LogAppendTimeBit)
+	binary.BigEndian.PutUint64(b[maxTimestampAt:], uint64(nowMs))
+	batch.SetCRC(b)
 }

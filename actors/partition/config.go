@@ -23,6 +23,11 @@ type Config struct {
 	// data to be fsynced (log.OnFlushed); the local replica counts towards
 	// the high watermark only up to its flushed offset.
 	GroupCommit bool
+	// LogAppendTime is message.timestamp.type=LogAppendTime (false:
+	// CreateTime): the leader sets each batch's max timestamp to the
+	// append time (AppendBatches.NowMs), sets the timestamp-type attribute
+	// bit and recomputes the CRC, without recompressing.
+	LogAppendTime bool
 	// ProducerIDExpirationMs is producer.id.expiration.ms: a producer
 	// without a transaction is forgotten this long after its last batch's
 	// timestamp. Default 86400000 (one day).

@@ -18,7 +18,11 @@
 //     performs each Output: log appends, flush callbacks, replies, parked reads.
 //   - watch.go: WatchHighWatermark, parked until the high watermark passes
 //     an offset (what long-poll fetches wait on), expired by Tick.
-//   - admin.go: DeleteRecords and DescribeProducers in the actor.
+//   - admin.go: DeleteRecords (its file removals on a goroutine) and
+//     DescribeProducers in the actor.
+//   - snapshots.go: producer snapshot files: recovery from the newest
+//     usable one plus the log's tail, and the writer that takes them off
+//     the mailbox at each segment roll and at shutdown.
 //   - reads.go: reads served on the caller's goroutine from the log and
 //     the published Status (Fetch, ListOffsets, OffsetForLeaderEpoch),
 //     with Kafka's leader-epoch fencing.
@@ -29,9 +33,10 @@
 // # The caller's duties
 //
 //  1. Open the partition's log (log.Manager.OpenLog). Rebuild the producer
-//     state: LoadSnapshot from the newest "<offset>.snapshot" not above the
-//     log end offset (if it fails, start from NewProducerState and replay
-//     from the log start offset), then read every batch from
+//     state: delete the "<offset>.snapshot" files outside [log start
+//     offset, log end offset], LoadSnapshot from the newest remaining one
+//     (if it fails, log it, delete it and try the next older; with none,
+//     start from NewProducerState), then read every batch from
 //     ProducerState.EndOffset (or the log start offset, whichever is
 //     larger) to the log end offset and call ObserveBatch(BatchFromHeader)
 //     on each, in order. Create the Replica with NewReplica and Start.
@@ -55,9 +60,13 @@
 //     replies, so acknowledged records are readable from the Status.
 //  8. Send Tick with the injected clock's time from the node's ticker; it
 //     times out acks=all waits and expires producers.
-//  9. Write ProducerState.Snapshot to "<EndOffset>.snapshot" when a
-//     segment rolls and at shutdown, fsync it, and delete snapshots
-//     below the log start offset (Kafka keeps a few more).
+//  9. Write ProducerState.Snapshot to "<EndOffset>.snapshot" (20 digits)
+//     when a segment rolls (log.ActiveSegmentBase changed after an append)
+//     and at shutdown, durably (log.WriteFileAtomic), off the mailbox, and
+//     keep only the newest two.
 //  10. Do not let AppendBatches.Records be shared: the log sets offsets and
-//     the leader epoch in place in it.
+//     the leader epoch in place in it (and, under LogAppendTime, the max
+//     timestamp, attributes and CRC).
+//  11. Apply Reconfigure (Replica.Reconfigure) when the topic's configs
+//     change.
 package partition

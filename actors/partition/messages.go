@@ -39,7 +39,9 @@ type AppendBatchesResult struct {
 	// BaseOffset is the batch's first offset (the original append's for a
 	// duplicate), -1 on error.
 	BaseOffset int64
-	// LogAppendTimeMs is -1: CreateTime (LogAppendTime is not applied yet).
+	// LogAppendTimeMs is the time the leader stamped on the batch under
+	// message.timestamp.type=LogAppendTime (for a duplicate, the
+	// original's), -1 under CreateTime or on error.
 	LogAppendTimeMs int64
 	LogStartOffset  int64
 	// CurrentLeader is the leader hint (KIP-951) for NOT_LEADER_OR_FOLLOWER.
@@ -70,6 +72,13 @@ type BecomeFollower struct {
 
 // Tick carries the injected clock's reading; the node's ticker sends it.
 type Tick struct{ NowMs int64 }
+
+// Reconfigure replaces the replica's settings when its topic's configs
+// change (AlterConfigs): max.message.bytes, min.insync.replicas, the flush
+// policy (GroupCommit), message.timestamp.type and the producer expiry
+// apply from the next message on; NodeID is kept. No answer: an invalid
+// Config is logged and ignored.
+type Reconfigure struct{ Config Config }
 
 // Outputs: what the replica asks the shell to do.
 

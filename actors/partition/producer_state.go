@@ -149,6 +149,11 @@ func (s *ProducerState) Len() int { return len(s.producers) }
 // the log from here after LoadSnapshot.
 func (s *ProducerState) EndOffset() int64 { return s.endOffset }
 
+// SkipTo records that the state covers the log below offset (nothing
+// between EndOffset and offset concerns a producer: the log ends there, or
+// its start moved past it); EndOffset never moves back.
+func (s *ProducerState) SkipTo(offset int64) { s.endOffset = max(s.endOffset, offset) }
+
 // Entry returns a copy of a producer's entry.
 func (s *ProducerState) Entry(pid int64) (ProducerEntry, bool) {
 	e, ok := s.producers[pid]

@@ -137,6 +137,20 @@ func (r *Replica) BecomeFollower(m *BecomeFollower) Output {
 	return out
 }
 
+// Reconfigure replaces the settings (NodeID is kept). A lower
+// min.insync.replicas or leaving the group-commit policy may let the high
+// watermark advance at once; waits already parked keep their kind.
+func (r *Replica) Reconfigure(cfg Config) (Output, error) {
+	cfg.NodeID = r.cfg.NodeID
+	if err := cfg.Validate(); err != nil {
+		return Output{}, err
+	}
+	r.cfg = cfg
+	var out Output
+	r.progress(&out)
+	return out, nil
+}
+
 // localEnd is how far this replica counts towards the high watermark: its
 // log end offset, or its flushed offset under the group-commit policy.
 func (r *Replica) localEnd() int64 {
@@ -188,10 +202,10 @@ func (r *Replica) failure(id uint64, acks, code int16, msg string) *AppendBatche
 	}
 }
 
-// success builds a success answer.
-func (r *Replica) success(id uint64, acks int16, base int64) *AppendBatchesResult {
+// success builds a success answer; appendTimeMs is -1 under CreateTime.
+func (r *Replica) success(id uint64, acks int16, base, appendTimeMs int64) *AppendBatchesResult {
 	return &AppendBatchesResult{
-		ID: id, Acks: acks, BaseOffset: base, LogAppendTimeMs: -1, LogStartOffset: r.logStart,
+		ID: id, Acks: acks, BaseOffset: base, LogAppendTimeMs: appendTimeMs, LogStartOffset: r.logStart,
 		CurrentLeader: LeaderHint{LeaderID: -1, LeaderEpoch: -1},
 	}
 }

@@ -105,7 +105,7 @@ func (r *Replica) decide(m *AppendBatches, out *Output) {
 	r.inflight = &inflight{seq: r.nextSeq, req: m, batch: pb, appendTimeMs: appendTime}
 	out.Append = &AppendToLog{
 		Seq: r.nextSeq, Records: m.Records,
-		Options: log.AppendOptions{AssignOffsets: true, LeaderEpoch: r.leaderEpoch},
+		Options: log.AppendOptions{AssignOffsets: true, LeaderEpoch: r.leaderEpoch, CRCChecked: true},
 	}
 }
 

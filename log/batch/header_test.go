@@ -162,3 +162,20 @@ func TestSize(t *testing.T) {
 		wantErr(t, err, ErrCorrupt)
 	}
 }
+
+// TestValidateShape checks that ValidateShape accepts a batch whose CRC is
+// wrong and still rejects what is malformed.
+func TestValidateShape(t *testing.T) {
+	good := mustBuild(t, Options{}, testRecords(3))
+	bad := append([]byte(nil), good...)
+	bad[len(bad)-1] ^= 0xff
+	if _, err := Validate(bad); err == nil {
+		t.Fatal("Validate accepted a bad CRC")
+	}
+	if _, err := ValidateShape(bad); err != nil {
+		t.Fatalf("ValidateShape: %v", err)
+	}
+	if _, err := ValidateShape(bad[:len(bad)-1]); err == nil {
+		t.Fatal("ValidateShape accepted a truncated batch")
+	}
+}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/weirmq/weir/actors/fetchsession"
+	"github.com/weirmq/weir/actors/group"
 	"github.com/weirmq/weir/actors/partition"
 	"github.com/weirmq/weir/cluster/config"
 	"github.com/weirmq/weir/cluster/metadata"
@@ -33,6 +35,7 @@ type Node struct {
 
 	logs     *log.Manager
 	replicas *replicaSet
+	groups   *coordinators // group coordinators (coordinators.go)
 	meta     *actor.PID
 
 	advertisedHost string
@@ -117,6 +120,11 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 	n.image.Store(q.Image())
 	n.replicas = newReplicaSet(system, n.logs, cfg.Broker, n.id, cfg.Now, n.log)
 	undo = append(undo, n.replicas.stopAll)
+	if n.groups, err = n.startCoordinators(); err != nil {
+		return nil, err
+	}
+	n.replicas.coords = n.groups
+	undo = append(undo, func() { _ = n.groups.stop() })
 
 	ma := newMetadataActor(n, q)
 	n.meta = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return ma }))
@@ -134,7 +142,8 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("cluster: node %d not ready after %v", n.id, cfg.StartTimeout)
 	}
 
-	n.handler, err = wire.NewBrokerHandler(wire.BrokerHandlerConfig{Broker: (*nodeBroker)(n), System: system, Logger: n.log})
+	n.handler, err = wire.NewBrokerHandler(wire.BrokerHandlerConfig{Broker: (*nodeBroker)(n), System: system, Logger: n.log,
+		FetchSessions: n.fetchSessionConfig()})
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +170,15 @@ func (n *Node) wireConfig() wire.Config {
 	return c
 }
 
+// fetchSessionConfig maps the fetch session cache's broker configs.
+func (n *Node) fetchSessionConfig() *fetchsession.Config {
+	b := n.cfg.Broker
+	return &fetchsession.Config{
+		MaxSlots:      int(b.Int("max.incremental.fetch.session.cache.slots")),
+		MinEvictionMs: b.Int("min.incremental.fetch.session.eviction.ms"),
+	}
+}
+
 // signalReady reports the start-up outcome once.
 func (n *Node) signalReady(err error) {
 	n.readyOnce.Do(func() { n.ready <- err })
@@ -180,6 +198,7 @@ func (n *Node) tick() {
 			for _, c := range n.replicas.all() {
 				c.Tick(0)
 			}
+			n.groups.tick()
 		}
 	}
 }
@@ -208,6 +227,9 @@ func (n *Node) Stop() error {
 			errs = append(errs, err)
 		}
 		n.stopTicker()
+		if err := n.groups.stop(); err != nil {
+			errs = append(errs, err)
+		}
 		if err := n.system.Root.StopFuture(n.meta).Wait(); err != nil {
 			errs = append(errs, fmt.Errorf("cluster: stopping metadata actor: %w", err))
 		}
@@ -286,3 +308,4 @@ func (b *nodeBroker) Replica(topic metadata.UUID, index int32) *partition.Client
 func (b *nodeBroker) Propose(ctx context.Context, build func(img *metadata.Image) ([]metadata.Record, error)) (*metadata.Image, error) {
 	return (*Node)(b).Propose(ctx, build)
 }
+func (b *nodeBroker) GroupCoordinators() *group.Coordinators { return b.groups.groups }

@@ -42,6 +42,9 @@ type replicaSet struct {
 	node   int32
 	now    func() time.Time
 	log    *slog.Logger
+	// coords hears about __consumer_offsets leadership (coordinators.go);
+	// set once before the first reconcile.
+	coords *coordinators
 
 	mu sync.RWMutex
 	m  map[replicaKey]*replica
@@ -121,6 +124,7 @@ func (s *replicaSet) removeGone(live map[replicaKey]bool) {
 	}
 	s.mu.Unlock()
 	for _, r := range gone {
+		s.coords.removed(r.tp)
 		if err := r.client.Stop(); err != nil {
 			s.log.Error("stopping partition actor", "partition", r.tp.String(), "err", err)
 		}
@@ -169,17 +173,18 @@ func (s *replicaSet) start(t *metadata.Topic, index int32, overrides map[string]
 	return &replica{client: c, tp: tp, log: l, overrides: maps.Clone(overrides), leader: -2, leaderEpoch: -1, partitionEpoch: -1}, nil
 }
 
-// reconfigure applies changed topic configs to the log. The replica's
-// own settings (max.message.bytes, min.insync.replicas, the flush policy)
-// are fixed when its actor starts.
+// reconfigure applies changed topic configs to the log and to the
+// replica's own settings (max.message.bytes, min.insync.replicas, the
+// flush policy, message.timestamp.type).
 func (s *replicaSet) reconfigure(r *replica, overrides map[string]string) error {
-	lc, _, err := s.configs(overrides)
+	lc, rc, err := s.configs(overrides)
 	if err != nil {
 		return err
 	}
 	if err := r.log.SetConfig(lc); err != nil {
 		return fmt.Errorf("reconfigure %s: %w", r.tp, err)
 	}
+	r.client.Reconfigure(rc)
 	r.overrides = maps.Clone(overrides)
 	return nil
 }
@@ -190,6 +195,9 @@ func (s *replicaSet) lead(r *replica, p metadata.Partition) {
 		return
 	}
 	r.leader, r.leaderEpoch, r.partitionEpoch = p.Leader, p.LeaderEpoch, p.PartitionEpoch
+	// The group coordinator of a __consumer_offsets partition follows its
+	// leadership (after the actor has been told).
+	defer s.coords.leadership(r.tp, r.client, p, s.node)
 	if p.Leader == s.node {
 		r.client.BecomeLeader(&partition.BecomeLeader{LeaderEpoch: p.LeaderEpoch, ISR: p.ISR})
 		return
@@ -218,6 +226,8 @@ func (s *replicaSet) configs(overrides map[string]string) (log.Config, partition
 			_, err = fmt.Sscan(r.Value, &rc.MaxMessageBytes)
 		case "min.insync.replicas":
 			_, err = fmt.Sscan(r.Value, &rc.MinInSyncReplicas)
+		case "message.timestamp.type":
+			rc.LogAppendTime = r.Value == "LogAppendTime"
 		}
 		if err != nil {
 			return log.Config{}, partition.Config{}, fmt.Errorf("%w: %s=%q: %w", config.ErrInvalidConfig, r.Name, r.Value, err)

@@ -101,6 +101,9 @@ type fetchOp struct {
 	beginID uint64
 	reads   []fetchsession.FetchPartition
 	targets []fetchTarget
+	// bufs are the pooled read buffers the last readAll's results use;
+	// they go back once the response is encoded.
+	bufs [][]byte
 }
 
 // fetchTarget is one partition to read: its replica, or the error that
@@ -148,7 +151,16 @@ func (f *fetchOp) run(ctx context.Context) Response {
 		resp.ErrorCode, resp.SessionID, parts = m.Response.ErrorCode, m.Response.SessionID, m.Response.Partitions
 	}
 	f.fill(resp, parts)
-	return Reply(resp)
+	if len(f.bufs) == 0 {
+		return Reply(resp)
+	}
+	bufs := f.bufs
+	f.bufs = nil
+	return Reply(resp).Then(func() {
+		for _, b := range bufs {
+			putFrame(b)
+		}
+	})
 }
 
 // errNoSessionActor closes a connection whose fetch got no answer from the
@@ -213,6 +225,11 @@ func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 	if f.r.Version >= 3 {
 		remaining = int64(max(f.r.MaxBytes, 0))
 	}
+	// A new read replaces the previous one's results and their buffers.
+	for _, b := range f.bufs {
+		putFrame(b)
+	}
+	f.bufs = f.bufs[:0]
 	results := make([]fetchsession.PartitionResult, len(f.targets))
 	total, failed := 0, false
 	for i, t := range f.targets {
@@ -222,15 +239,21 @@ func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 		}
 		if t.code == 0 {
 			limit := min(int64(max(t.read.PartitionMaxBytes, 0)), remaining)
+			buf := readBuffer(limit)
 			rr := t.c.ReadNow(&partition.ReadRecords{
 				Offset: t.read.FetchOffset, MaxBytes: int(limit), Isolation: partition.IsolationLevel(f.r.IsolationLevel),
 				CheckLeaderEpoch: t.read.CurrentLeaderEpoch != -1, CurrentLeaderEpoch: t.read.CurrentLeaderEpoch,
+				Buf: buf,
 			})
 			res.ErrorCode, res.HighWatermark, res.LastStableOffset, res.LogStartOffset = rr.ErrorCode, rr.HighWatermark, rr.LastStableOffset, rr.LogStartOffset
 			if rr.ErrorCode == 0 && len(rr.Records) > 0 && (total == 0 || int64(len(rr.Records)) <= limit) {
-				res.Records = rr.Records
+				res.Records = f.keepRead(buf, rr.Records)
+				buf = nil
 				total += len(rr.Records)
 				remaining = max(remaining-int64(len(rr.Records)), 0)
+			}
+			if buf != nil {
+				putFrame(buf)
 			}
 		}
 		if res.ErrorCode == kerr.KafkaStorageError.Code && f.r.Version < 6 {
@@ -300,4 +323,35 @@ func (f *fetchOp) fill(resp *kmsg.FetchResponse, parts []fetchsession.PartitionR
 		}
 		t.Partitions = append(t.Partitions, rp)
 	}
+}
+
+// readBuffer returns a pooled buffer for a read of up to limit bytes, or
+// nil when limit is outside the pool's sizes.
+func readBuffer(limit int64) []byte {
+	if limit < framePoolMin || limit > framePoolMax {
+		return nil
+	}
+	return getFrame(int(limit))[:0]
+}
+
+// keepRead decides where a read's data lives: in buf, kept until the
+// response is encoded, when the data filled at least half of it; else in
+// an exact copy (or the log's own allocation), with buf back in the pool
+// at once, so that small reads do not hold large buffers.
+func (f *fetchOp) keepRead(buf, data []byte) []byte {
+	if buf == nil {
+		return data
+	}
+	inBuf := cap(buf) > 0 && len(data) > 0 && &buf[:1][0] == &data[:1][0]
+	switch {
+	case !inBuf:
+		putFrame(buf)
+		return data
+	case 2*len(data) >= cap(buf):
+		f.bufs = append(f.bufs, buf)
+		return data
+	}
+	data = append([]byte(nil), data...)
+	putFrame(buf)
+	return data
 }

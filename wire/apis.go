@@ -44,18 +44,30 @@ var apis = apiTable{
 	{Key: 1, Advertised: VersionRange{4, 12}, Served: VersionRange{4, 12}},
 	{Key: 2, Advertised: VersionRange{1, 7}, Served: VersionRange{1, 7}},
 	{Key: 3, Advertised: VersionRange{0, 12}, Served: VersionRange{0, 12}}, // Metadata, 03_metadata.go
-	{Key: 18, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}},  // ApiVersions, served by wire itself
-	{Key: 19, Advertised: VersionRange{0, 7}, Served: VersionRange{0, 7}},  // CreateTopics, 19_createtopics.go
-	{Key: 20, Advertised: VersionRange{1, 6}, Served: VersionRange{1, 6}},  // DeleteTopics, 20_deletetopics.go
-	{Key: 21, Advertised: VersionRange{0, 2}, Served: VersionRange{0, 2}},  // DeleteRecords, 21_deleterecords.go
-	{Key: 22, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}},  // InitProducerId, 22_initproducerid.go
-	{Key: 23, Advertised: VersionRange{3, 4}, Served: VersionRange{3, 4}},  // OffsetForLeaderEpoch, 23_offsetforleaderepoch.go
-	{Key: 32, Advertised: VersionRange{1, 4}, Served: VersionRange{1, 4}},  // DescribeConfigs, 32_describeconfigs.go
-	{Key: 33, Advertised: VersionRange{0, 2}, Served: VersionRange{0, 2}},  // AlterConfigs, 33_alterconfigs.go
-	{Key: 37, Advertised: VersionRange{0, 3}, Served: VersionRange{0, 3}},  // CreatePartitions, 37_createpartitions.go
-	{Key: 44, Advertised: VersionRange{0, 1}, Served: VersionRange{0, 1}},  // IncrementalAlterConfigs, 44_incrementalalterconfigs.go
-	{Key: 60, Advertised: VersionRange{0, 1}, Served: VersionRange{0, 1}},  // DescribeCluster, 60_describecluster.go
-	{Key: 61, Advertised: VersionRange{0, 0}, Served: VersionRange{0, 0}},  // DescribeProducers, 61_describeproducers.go
+	{Key: 8, Advertised: VersionRange{2, 9}, Served: VersionRange{2, 9}},   // OffsetCommit, 08_offsetcommit.go
+	{Key: 9, Advertised: VersionRange{1, 8}, Served: VersionRange{1, 8}},   // OffsetFetch, 09_offsetfetch.go
+	// FindCoordinator (10_findcoordinator.go): v0 for librdkafka (rule 2).
+	{Key: 10, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}},
+	{Key: 11, Advertised: VersionRange{0, 9}, Served: VersionRange{0, 9}}, // JoinGroup, 11_joingroup.go
+	{Key: 12, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}}, // Heartbeat, 12_heartbeat.go
+	{Key: 13, Advertised: VersionRange{0, 5}, Served: VersionRange{0, 5}}, // LeaveGroup, 13_leavegroup.go
+	{Key: 14, Advertised: VersionRange{0, 5}, Served: VersionRange{0, 5}}, // SyncGroup, 14_syncgroup.go
+	{Key: 15, Advertised: VersionRange{0, 5}, Served: VersionRange{0, 5}}, // DescribeGroups, 15_describegroups.go
+	{Key: 16, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}}, // ListGroups, 16_listgroups.go
+	{Key: 18, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}}, // ApiVersions, served by wire itself
+	{Key: 19, Advertised: VersionRange{0, 7}, Served: VersionRange{0, 7}}, // CreateTopics, 19_createtopics.go
+	{Key: 20, Advertised: VersionRange{1, 6}, Served: VersionRange{1, 6}}, // DeleteTopics, 20_deletetopics.go
+	{Key: 21, Advertised: VersionRange{0, 2}, Served: VersionRange{0, 2}}, // DeleteRecords, 21_deleterecords.go
+	{Key: 22, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}}, // InitProducerId, 22_initproducerid.go
+	{Key: 23, Advertised: VersionRange{3, 4}, Served: VersionRange{3, 4}}, // OffsetForLeaderEpoch, 23_offsetforleaderepoch.go
+	{Key: 32, Advertised: VersionRange{1, 4}, Served: VersionRange{1, 4}}, // DescribeConfigs, 32_describeconfigs.go
+	{Key: 33, Advertised: VersionRange{0, 2}, Served: VersionRange{0, 2}}, // AlterConfigs, 33_alterconfigs.go
+	{Key: 37, Advertised: VersionRange{0, 3}, Served: VersionRange{0, 3}}, // CreatePartitions, 37_createpartitions.go
+	{Key: 42, Advertised: VersionRange{0, 2}, Served: VersionRange{0, 2}}, // DeleteGroups, 42_deletegroups.go
+	{Key: 44, Advertised: VersionRange{0, 1}, Served: VersionRange{0, 1}}, // IncrementalAlterConfigs, 44_incrementalalterconfigs.go
+	{Key: 47, Advertised: VersionRange{0, 0}, Served: VersionRange{0, 0}}, // OffsetDelete, 47_offsetdelete.go
+	{Key: 60, Advertised: VersionRange{0, 1}, Served: VersionRange{0, 1}}, // DescribeCluster, 60_describecluster.go
+	{Key: 61, Advertised: VersionRange{0, 0}, Served: VersionRange{0, 0}}, // DescribeProducers, 61_describeproducers.go
 }
 
 // APIs returns a copy of the table of served APIs, in key order.

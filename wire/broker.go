@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 
+	"github.com/weirmq/weir/actors/group"
 	"github.com/weirmq/weir/actors/partition"
 	"github.com/weirmq/weir/cluster/config"
 	"github.com/weirmq/weir/cluster/metadata"
@@ -36,4 +37,8 @@ type Broker interface {
 	// proposed and returns the current image. The wait ends early with
 	// ctx's error, in which case the batch may still be applied.
 	Propose(ctx context.Context, build func(img *metadata.Image) ([]metadata.Record, error)) (*metadata.Image, error)
+	// GroupCoordinators returns the node's group coordinators, one per
+	// __consumer_offsets partition led here (nil: none are run). The
+	// group APIs (08_offsetcommit.go ... 47_offsetdelete.go) route to them.
+	GroupCoordinators() *group.Coordinators
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/weirmq/weir/actors/group"
 	"github.com/weirmq/weir/actors/partition"
 	"github.com/weirmq/weir/cluster/config"
 	"github.com/weirmq/weir/cluster/metadata"
@@ -32,7 +33,18 @@ type fakeBroker struct {
 	mu       sync.Mutex // serializes Propose and the replica map
 	img      *metadata.Image
 	replicas map[replicaKey]*partition.Client
+
+	// groups are the group coordinators of the __consumer_offsets
+	// partitions (all led here), ticked every groupTick until close.
+	groups     *group.Coordinators
+	groupParts map[replicaKey]bool // the replicas of __consumer_offsets
+	tickerStop chan struct{}
+	tickerDone chan struct{}
 }
+
+// groupTick is the fake broker's ticker period for the group
+// coordinators (session timeouts, rebalance deadlines).
+const groupTick = 10 * time.Millisecond
 
 type replicaKey struct {
 	id  metadata.UUID
@@ -73,9 +85,36 @@ func newFakeBroker(t testing.TB, addr string, props map[string]string) *fakeBrok
 	b.epoch = epoch
 	b.apply(regs...)
 	b.apply(metadata.BrokerUnfencedRecord{NodeID: 1, BrokerEpoch: epoch})
+	gcfg, err := group.ShellConfigFromBroker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.groups, err = group.NewCoordinators(b.system, gcfg); err != nil {
+		t.Fatal(err)
+	}
+	b.groupParts = map[replicaKey]bool{}
+	b.tickerStop, b.tickerDone = make(chan struct{}), make(chan struct{})
+	go b.tickGroups()
 	t.Cleanup(b.close)
 	return b
 }
+
+// tickGroups is the fake broker's ticker.
+func (b *fakeBroker) tickGroups() {
+	defer close(b.tickerDone)
+	tk := time.NewTicker(groupTick)
+	defer tk.Stop()
+	for {
+		select {
+		case <-b.tickerStop:
+			return
+		case <-tk.C:
+			b.groups.Tick()
+		}
+	}
+}
+
+func (b *fakeBroker) GroupCoordinators() *group.Coordinators { return b.groups }
 
 func (b *fakeBroker) apply(recs ...metadata.Record) {
 	bl := metadata.NewBuilder(b.img)
@@ -89,6 +128,11 @@ func (b *fakeBroker) apply(recs ...metadata.Record) {
 }
 
 func (b *fakeBroker) close() {
+	close(b.tickerStop)
+	<-b.tickerDone
+	if err := b.groups.Stop(); err != nil {
+		b.t.Errorf("stop group coordinators: %v", err)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for k, c := range b.replicas {
@@ -173,11 +217,19 @@ func (b *fakeBroker) reconcile() error {
 			c := partition.Spawn(b.system, partition.ActorConfig{Log: l, Replica: rc})
 			c.BecomeLeader(&partition.BecomeLeader{LeaderEpoch: p.LeaderEpoch, ISR: p.ISR})
 			b.replicas[k] = c
+			if t.Name() == metadata.ConsumerOffsetsTopic {
+				b.groupParts[k] = true
+				b.groups.Load(i, c, p.LeaderEpoch)
+			}
 		}
 	}
 	for k, c := range b.replicas {
 		if live[k] {
 			continue
+		}
+		if b.groupParts[k] {
+			delete(b.groupParts, k)
+			b.groups.Unload(k.idx)
 		}
 		if err := c.Stop(); err != nil {
 			return err

@@ -83,8 +83,19 @@ type Response struct {
 	body   kmsg.Response
 	reason error
 	later  func(ctx context.Context) Response
+	// after runs once a reply's body has been encoded (see Then).
+	after func()
 	// logged marks a close that was already logged where it was decided.
 	logged bool
+}
+
+// Then returns r with fn to be called once r's body has been encoded for
+// the connection, after which nothing reads the body any more: a Fetch
+// gives its pooled read buffers back there. fn is not called when the
+// reply is never encoded (the connection closed first).
+func (r Response) Then(fn func()) Response {
+	r.after = fn
+	return r
 }
 
 // Reply answers with body, a response of the request's API key. wire sets

@@ -35,6 +35,34 @@
 //   - records.go: record keys and values, PartitionFor, Append.Batch.
 //   - loader.go: Loader, the partition load on becoming coordinator.
 //
+// The actor shell, which performs the duties below for a node:
+//   - coordinators.go: Coordinators, a node's coordinators (Load, Unload,
+//     Get, All, Tick, Stop), and Coordinator, one partition's handle (Send
+//     a Route, SendListGroups).
+//   - manager.go: the coordinator actor of one __consumer_offsets
+//     partition: loading, routing Routes to group actors (creating a group
+//     only when a request creates it), Ticks, ListGroups, unloading.
+//   - load.go: the load, on a goroutine of its own: wait until the replica
+//     leads at the epoch with its high watermark at its log end offset,
+//     then read the partition into a Loader.
+//   - actor.go: the group actor, one per group: steps the Group and
+//     performs each Output (appends to the partition actor with acks=all,
+//     AppendCompleted from the answers).
+//   - shell.go: ShellConfig (from the broker configs), the Partition the
+//     shell needs (*partition.Client), and the stepping shared by the
+//     manager and the group actors.
+//
+// A node uses the shell like this: NewCoordinators with
+// ShellConfigFromBroker; Load(partition, replica, leader epoch) when it
+// becomes leader of a __consumer_offsets partition and Unload when it
+// stops leading it or the partition goes away (both return at once); Tick
+// from its ticker; Stop on shutdown, before the partition actors stop. The
+// wire layer finds a group's coordinator with Get(PartitionFor(group id,
+// partition count)) (nil: NOT_COORDINATOR), validates the group id, and
+// sends Routes from one goroutine in request order with an Inbox as the
+// sender; a *actor.DeadLetterResponse means the coordinator stopped
+// (NOT_COORDINATOR). The leader lease (ARCHITECTURE.md) is not checked yet.
+//
 // # The caller's duties
 //
 //  1. Own the groups of every __consumer_offsets partition this node

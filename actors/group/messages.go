@@ -141,3 +141,92 @@ type Output struct {
 	// is Dead with no reply left waiting.
 	Removed bool
 }
+
+// Shell messages: what the coordinator actors (manager.go, actor.go)
+// exchange with their callers. Requests are sent with the caller as the
+// sender (Coordinator.Send) and answered to it; a coordinator that is gone
+// makes protoactor answer *actor.DeadLetterResponse instead, which callers
+// treat as NOT_COORDINATOR.
+
+// Op is what a Route asks of one group: *JoinGroup, *SyncGroup,
+// *Heartbeat, *LeaveGroup, *OffsetCommit, *OffsetDelete, *DeleteGroup,
+// *FetchOffsets or *DescribeGroup. The shell sets each command's NowMs
+// from its clock when the group steps it; ID is the shell's too.
+type Op interface{ isOp() }
+
+func (*JoinGroup) isOp()     {}
+func (*SyncGroup) isOp()     {}
+func (*Heartbeat) isOp()     {}
+func (*LeaveGroup) isOp()    {}
+func (*OffsetCommit) isOp()  {}
+func (*OffsetDelete) isOp()  {}
+func (*DeleteGroup) isOp()   {}
+func (*FetchOffsets) isOp()  {}
+func (*DescribeGroup) isOp() {}
+
+// FetchOffsets reads one group's committed offsets for an OffsetFetch
+// (Group.FetchOffsets); answered with an OffsetFetchResponse of version 8
+// holding this group only.
+type FetchOffsets struct {
+	// Topics nil asks for every committed partition (a null topic array).
+	Topics        []kmsg.OffsetFetchRequestGroupTopic
+	RequireStable bool
+}
+
+// DescribeGroup reads one group for a DescribeGroups of Version
+// (Group.Describe); answered with a DescribeGroupsResponse holding this
+// group only.
+type DescribeGroup struct {
+	Version int16
+}
+
+// Route asks a __consumer_offsets partition's coordinator to step Op on
+// the group Group (its group id). It is answered with one RouteResult
+// carrying the same ID, possibly much later (a parked JoinGroup). Routes
+// sent in order by one sender are stepped in that order.
+type Route struct {
+	ID    uint64
+	Group string
+	Op    Op
+}
+
+// RouteResult answers a Route: a complete kmsg response of the request's
+// version (see each Op for its shape), with the coordinator's errors
+// (COORDINATOR_LOAD_IN_PROGRESS while loading, NOT_COORDINATOR once
+// unloaded) in it.
+type RouteResult struct {
+	ID       uint64
+	Response kmsg.Response
+}
+
+// ListGroups asks a coordinator for the overview of every group it holds.
+type ListGroups struct {
+	ID uint64
+}
+
+// GroupsListed answers ListGroups; ErrorCode is
+// COORDINATOR_LOAD_IN_PROGRESS while the partition loads (Groups empty)
+// and NOT_COORDINATOR once it is unloaded.
+type GroupsListed struct {
+	ID        uint64
+	ErrorCode int16
+	Groups    []Overview
+}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging):
+// a request to an unloaded coordinator is answered by protoactor.
+func (*Route) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging):
+// an answer may reach a caller that gave up.
+func (*RouteResult) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*ListGroups) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*GroupsListed) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging):
+// a tick may reach a group actor that was just removed.
+func (*Tick) IgnoreDeadLetterLogging() {}

@@ -149,6 +149,9 @@ type ReadRecords struct {
 	// if newer.
 	CheckLeaderEpoch   bool
 	CurrentLeaderEpoch int32
+	// Buf, when its capacity suffices, receives the data (ReadNow only):
+	// a caller that reuses read buffers passes one in.
+	Buf []byte
 }
 
 // ReadRecordsResult answers ReadRecords.

@@ -18,6 +18,8 @@ import (
 // function; each parses its own flags.
 var benchmarks = []command{
 	{"log", "append to partition logs on disk: throughput, fsync rounds, latency", runBenchLog},
+	{"broker", "weir serve beside kfake: produce, fsync, latency, consume, small records, RSS", runBenchBroker},
+	{"groups", "weir serve beside kfake: offset commits per second, rebalance time of 100 members", runBenchGroups},
 }
 
 // runBench dispatches `weir bench <benchmark> [flags]`.

@@ -66,6 +66,9 @@ type weirBroker struct {
 	dir  string
 	addr string
 	proc *harness.Process
+	// extra are more arguments of weir serve (the group tests add a
+	// --config file).
+	extra []string
 }
 
 func startWeir(t *testing.T) *weirBroker {
@@ -79,7 +82,7 @@ func (b *weirBroker) start(t *testing.T) {
 	t.Helper()
 	b.proc = harness.Start(t, harness.Options{
 		Name:      "weir-serve",
-		Args:      []string{"serve", "--data", b.dir, "--listen", b.addr, "--node-id", "1"},
+		Args:      append([]string{"serve", "--data", b.dir, "--listen", b.addr, "--node-id", "1"}, b.extra...),
 		ReadyAddr: b.addr,
 	})
 }

@@ -49,6 +49,14 @@
 // /usr/bin/python3 importing confluent_kafka); with WEIR_REQUIRE_CLIENTS=1,
 // as .ci/run sets it, it fails instead.
 //
+// The consumer group tests of issue 4 (groups_*_test.go, with the scripts
+// testdata/*_group.py) run a second scenario with each client's group
+// consumer: three members sharing a 12-partition topic while members leave
+// and join, committed offsets across a broker restart, resumption with
+// auto.offset.reset latest and earliest, and a member killed with SIGKILL
+// (see groups_scenario_test.go). Against weir they set
+// group.initial.rebalance.delay.ms=500 through a --config file.
+//
 // A failed check reports the client, the variant and the first differences
 // found; the broker's output tail is logged by the harness. Failures are
 // broker bugs to fix, never checks to weaken.

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/weirmq/weir/bench/groupbench"
+)
+
+// runBenchGroups is `weir bench groups`: see package groupbench. It logs
+// each measurement to stderr and prints the Markdown report to stdout and
+// to --out.
+func runBenchGroups(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, out, err := parseBenchGroupsFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	res, err := groupbench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	var report bytes.Buffer
+	fmt.Fprintf(&report, "Command: `weir bench groups %s`\n\n", strings.Join(args, " "))
+	fmt.Fprintf(&report, "Run at %s for %s; %s, GOMAXPROCS %d; weir %s.\n\n",
+		res.Started.UTC().Format(time.RFC3339), res.Elapsed.Round(time.Second), runtime.Version(),
+		runtime.GOMAXPROCS(0), weirLabel(cfg.WeirPath))
+	if err := res.WriteMarkdown(&report); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if _, err := stdout.Write(report.Bytes()); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if out != "" {
+		if err := os.WriteFile(out, report.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	}
+	return nil
+}
+
+// parseBenchGroupsFlags reads the flags of `weir bench groups` into a
+// checked configuration and the report file name.
+func parseBenchGroupsFlags(args []string, stderr io.Writer) (groupbench.Config, string, error) {
+	cfg := groupbench.DefaultConfig()
+	var out string
+	var noWeir bool
+	fs := newFlagSet("bench groups", "[flags]", stderr)
+	fs.IntVar(&cfg.Reps, "reps", cfg.Reps, "repetitions; the report gives medians")
+	fs.IntVar(&cfg.Groups, "groups", cfg.Groups, "committing groups of the commit throughput run")
+	fs.IntVar(&cfg.PartitionsPerGroup, "partitions-per-group", cfg.PartitionsPerGroup, "partitions each commit covers")
+	fs.IntVar(&cfg.CommitRounds, "commits", cfg.CommitRounds, "commits per group")
+	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "kgo clients the committing groups share")
+	fs.IntVar(&cfg.Members, "members", cfg.Members, "consumers joining the group of the rebalance run")
+	fs.DurationVar(&cfg.InitialRebalanceDelay, "initial-rebalance-delay", cfg.InitialRebalanceDelay, "weir's group.initial.rebalance.delay.ms")
+	fs.StringVar(&cfg.TempDir, "tmp", "", "parent `directory` of the brokers' data directories (default the system's temp directory)")
+	fs.StringVar(&out, "out", "", "also write the report to this `file`")
+	fs.StringVar(&cfg.WeirPath, "weir", "", "weir `binary` to run as 'weir serve' (default this program)")
+	fs.BoolVar(&noWeir, "no-weir", false, "measure kfake only")
+	if err := parseFlags(fs, args); err != nil {
+		return cfg, "", err
+	}
+	if fs.NArg() > 0 {
+		return cfg, "", benchUsageError(stderr, "groups", fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
+	}
+	cfg.WeirArgs = []string{"--log-level", "warn"}
+	switch {
+	case noWeir:
+		cfg.WeirPath = ""
+	case cfg.WeirPath == "":
+		self, err := os.Executable()
+		if err != nil {
+			return cfg, "", fmt.Errorf("bench groups: path of this program: %w", err)
+		}
+		cfg.WeirPath = self
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, "", benchUsageError(stderr, "groups", err)
+	}
+	return cfg, out, nil
+}

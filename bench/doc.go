@@ -1,12 +1,20 @@
 // Package bench holds weir's benchmarks and load generators. Each lives in
-// its own subpackage and is run through `weir bench <name>`:
+// its own subpackage and is run through `weir bench <name>` or `weir perf`:
 //
 //   - logbench (`weir bench log`): appends to partition logs on disk, the
 //     storage engine alone, in the spirit of Kafka's TestLinearWriteSpeed.
 //     Its records check themselves, so crash tests reuse it as a load
 //     generator whose every acknowledged append can be verified afterwards.
+//   - perf (`weir perf produce|consume`): the load generator behind
+//     kafka-producer-perf-test.sh-style runs against any Kafka-compatible
+//     broker, with Kafka's summary lines.
+//   - brokerbench (`weir bench broker`): `weir serve` child processes
+//     beside in-process kfake references, measured interleaved with perf;
+//     medians and ratios as a Markdown report.
+//   - groupbench (`weir bench groups`): offset commit throughput and
+//     rebalance time against weir and kfake.
 //
-// The packages here start no processes of their own and hold no test
-// helpers; the tests that drive them as child processes use
-// internal/harness.
+// brokerbench and groupbench start `weir serve` child processes in their
+// own process groups and kill them when done; tests drive everything
+// through internal/harness.
 package bench

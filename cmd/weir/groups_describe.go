@@ -66,7 +66,8 @@ func runGroupsDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	defer cancel()
 	defer adm.Close()
-	lags, err := adm.Lag(ctx, groups...)
+	// kadm may reorder the slice it is given: keep the command line order.
+	lags, err := adm.Lag(ctx, slices.Clone(groups)...)
 	if err != nil {
 		return adm.explain(ctx, "describe groups", err)
 	}

@@ -189,14 +189,21 @@ func (n *Node) tick() {
 	defer close(n.tickerDone)
 	t := time.NewTicker(n.cfg.TickInterval)
 	defer t.Stop()
-	for {
+	// Partitions with deadlines get every tick; idle ones one tick in
+	// slowTicks (producer expiry is checked every ten minutes), so a
+	// thousand idle partitions cost next to nothing.
+	const slowTicks = 20
+	for beat := 0; ; beat++ {
 		select {
 		case <-n.tickerStop:
 			return
 		case <-t.C:
 			n.system.Root.Send(n.meta, &tickMetadata{})
+			all := beat%slowTicks == 0
 			for _, c := range n.replicas.all() {
-				c.Tick(0)
+				if all || c.NeedsTicks() {
+					c.Tick(0)
+				}
 			}
 			n.groups.tick()
 		}

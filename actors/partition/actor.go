@@ -48,7 +48,14 @@ type ActorConfig struct {
 type Board struct {
 	status  atomic.Pointer[Status]
 	unknown atomic.Uint64
+	timers  atomic.Bool
 }
+
+// NeedsTicks reports whether the actor holds something with a deadline
+// (an acks=all wait, a parked read or watch), so that the node's ticker
+// should tick it at its fast rate; an idle partition needs only the slow
+// ticks that drive producer expiry.
+func (b *Board) NeedsTicks() bool { return b.timers.Load() }
 
 // Status returns the last published status (the zero Status before the
 // actor has started).
@@ -134,6 +141,7 @@ func Props(cfg ActorConfig) *actor.Props {
 // Receive dispatches one message. It never blocks on another actor or on
 // an fsync: flush completions come back as FlushCompleted messages.
 func (a *partitionActor) Receive(ctx actor.Context) {
+	defer a.publishTimers()
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.onStarted(ctx)
@@ -362,6 +370,14 @@ func (a *partitionActor) reply(ctx actor.Context, p pendingReply, res *AppendBat
 }
 
 // publish swaps in a new Status if it changed.
+// publishTimers tells the node's ticker whether this actor has deadlines.
+func (a *partitionActor) publishTimers() {
+	need := len(a.parked) > 0 || len(a.watches) > 0 || (a.r != nil && a.r.HasWaiters())
+	if a.board.timers.Load() != need {
+		a.board.timers.Store(need)
+	}
+}
+
 func (a *partitionActor) publish() {
 	st := a.r.Status()
 	if old := a.board.status.Load(); old != nil && *old == st {
@@ -396,6 +412,9 @@ func (c *Client) PID() *actor.PID { return c.pid }
 
 // Status returns the last published status without asking the actor.
 func (c *Client) Status() Status { return c.board.Status() }
+
+// NeedsTicks reports whether the actor has deadlines to tick (Board.NeedsTicks).
+func (c *Client) NeedsTicks() bool { return c.board.NeedsTicks() }
 
 // UnknownMessages counts the messages the actor did not understand.
 func (c *Client) UnknownMessages() uint64 { return c.board.UnknownMessages() }

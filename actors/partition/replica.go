@@ -99,6 +99,12 @@ func (r *Replica) Status() Status {
 	}
 }
 
+// HasWaiters reports whether appends wait for something with a deadline
+// (acks=all waits, queued or in-flight appends), which Ticks time out.
+func (r *Replica) HasWaiters() bool {
+	return len(r.waiting) > 0 || len(r.queue) > 0 || r.inflight != nil
+}
+
 // Producers returns the producer state, for snapshots (read-only use).
 func (r *Replica) Producers() *ProducerState { return r.producers }
 

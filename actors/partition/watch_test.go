@@ -100,3 +100,30 @@ func TestActorAsyncRequests(t *testing.T) {
 	}
 	e.system.Shutdown()
 }
+
+// TestNeedsTicks checks the flag the node's ticker reads: set while a
+// watch is parked, cleared when it is cancelled.
+func TestNeedsTicks(t *testing.T) {
+	e := startActor(t, log.NewMemFS(), false)
+	defer e.stop()
+	if e.c.NeedsTicks() {
+		t.Fatal("an idle leader needs ticks")
+	}
+	in := NewInbox(e.system)
+	defer in.Close()
+	e.c.SendWatch(&WatchHighWatermark{ID: 1, ReplyTo: in.PID(), Above: 5, DeadlineMs: fixedNow.UnixMilli() + 100})
+	waitUntil(t, e.c.NeedsTicks)
+	e.c.SendCancelWatch(&CancelWatch{ID: 1, ReplyTo: in.PID()})
+	waitUntil(t, func() bool { return !e.c.NeedsTicks() })
+}
+
+func waitUntil(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition never held")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -37,14 +37,12 @@ func startKcatMember(t *testing.T, cfg memberConfig, d *deliveries) (groupMember
 	if err != nil {
 		return nil, err
 	}
-	{
-		// kcat has a window at shutdown: a message its poll returned after
-		// SIGTERM has its offset stored (and committed on close) but is
-		// never printed, so stopping it mid-stream loses a record as far as
-		// the test can see, whatever the broker does. Stop it once it has
-		// printed nothing for a while instead.
-		m.quietBeforeStop = time.Second
-	}
+	// kcat has a window at shutdown: a message its poll returned after
+	// SIGTERM has its offset stored (and committed on close) but is never
+	// printed, so stopping it mid-stream loses a record as far as the test
+	// can see, whatever the broker does. Stop it once it has printed
+	// nothing for a while instead.
+	m.quietBeforeStop = time.Second
 	return m, nil
 }
 

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"runtime"
 	"strings"
-	"time"
 
 	"github.com/weirmq/weir/bench/groupbench"
 )
@@ -27,23 +24,8 @@ func runBenchGroups(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	var report bytes.Buffer
-	fmt.Fprintf(&report, "Command: `weir bench groups %s`\n\n", strings.Join(args, " "))
-	fmt.Fprintf(&report, "Run at %s for %s; %s, GOMAXPROCS %d; weir %s.\n\n",
-		res.Started.UTC().Format(time.RFC3339), res.Elapsed.Round(time.Second), runtime.Version(),
-		runtime.GOMAXPROCS(0), weirLabel(cfg.WeirPath))
-	if err := res.WriteMarkdown(&report); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if _, err := stdout.Write(report.Bytes()); err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	if out != "" {
-		if err := os.WriteFile(out, report.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("write report: %w", err)
-		}
-	}
-	return nil
+	return writeBenchReport(stdout, out, benchRun{name: "groups", args: args, started: res.Started,
+		elapsed: res.Elapsed, weirPath: cfg.WeirPath, markdown: res.WriteMarkdown})
 }
 
 // parseBenchGroupsFlags reads the flags of `weir bench groups` into a

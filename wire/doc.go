@@ -3,8 +3,10 @@
 // size-prefixed request frames, parses the request header, decodes the body
 // with franz-go's kmsg, serves ApiVersions itself from one table of served
 // APIs (apis.go), hands every other request to a Handler, and writes the
-// responses back in request order. It holds no broker state; the Handler
-// (the cluster package's, which turns requests into actor messages) does.
+// responses back in request order. It holds no broker state: BrokerHandler
+// (handler.go) serves every other API by turning requests into actor
+// messages and metadata proposals against a Broker (broker.go), which
+// package cluster implements.
 //
 // Each Kafka API lives in a file named by its key (18_apiversions.go),
 // opening with the versions served and the KIPs they involve. errors.go

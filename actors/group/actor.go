@@ -33,6 +33,9 @@ type groupActor struct {
 	pending Output // the first Output, stepped by the manager
 	// inflight holds the ids of appends sent and not answered yet.
 	inflight map[uint64]bool
+	// epoch is the leader epoch of the partition the group was loaded
+	// from; appends are conditional on it.
+	epoch    int32
 	unloaded bool
 }
 
@@ -131,5 +134,7 @@ func (a *groupActor) append(ctx actor.Context, ap *Append) {
 	a.inflight[ap.ID] = true
 	a.p.SendAppend(&partition.AppendBatches{
 		ID: ap.ID, Records: b, Acks: -1, TimeoutMs: a.cfg.CommitTimeoutMs, NowMs: a.nowMs(),
+		// Only into the leadership this coordinator was loaded from.
+		CheckLeaderEpoch: true, LeaderEpoch: a.epoch,
 	}, ctx.Self())
 }

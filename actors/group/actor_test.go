@@ -80,6 +80,11 @@ func (p *memPartition) SendAppend(req *partition.AppendBatches, replyTo *actor.P
 	case p.failCode != 0:
 		p.system.Root.Send(replyTo, &partition.AppendBatchesResult{ID: req.ID, ErrorCode: p.failCode, BaseOffset: -1})
 		return
+	case !req.CheckLeaderEpoch || req.LeaderEpoch != p.status.LeaderEpoch:
+		// As the real replica does for a conditional append; the
+		// coordinator must always make its appends conditional.
+		p.system.Root.Send(replyTo, &partition.AppendBatchesResult{ID: req.ID, ErrorCode: kerr.NotLeaderForPartition.Code, BaseOffset: -1})
+		return
 	}
 	base := p.status.LogEndOffset
 	binary.BigEndian.PutUint64(req.Records, uint64(base))

@@ -137,7 +137,7 @@ func (m *manager) onLoaded(ctx actor.Context, msg *groupsLoaded) {
 // spawn starts a group actor over s, which performs out first.
 func (m *manager) spawn(ctx actor.Context, s *stepper, out Output) *groupRef {
 	board := &groupBoard{}
-	a := &groupActor{s: s, cfg: m.cfg, p: m.p, board: board, log: m.log, pending: out, inflight: map[uint64]bool{}}
+	a := &groupActor{s: s, cfg: m.cfg, p: m.p, board: board, log: m.log, pending: out, inflight: map[uint64]bool{}, epoch: m.epoch}
 	board.nextDeadlineMs.Store(out.NextDeadlineMs)
 	ov := s.g.Overview()
 	board.overview.Store(&ov)

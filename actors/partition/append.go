@@ -119,7 +119,7 @@ func (r *Replica) validate(m *AppendBatches) (ProducerBatch, *AppendBatchesResul
 	switch {
 	case m.Acks != 0 && m.Acks != 1 && m.Acks != -1:
 		return fail(kerr.InvalidRequiredAcks.Code, "acks %d is not -1, 0 or 1", m.Acks)
-	case r.role != Leader:
+	case r.role != Leader, m.CheckLeaderEpoch && m.LeaderEpoch != r.leaderEpoch:
 		return ProducerBatch{}, r.notLeader(m.ID, m.Acks)
 	case m.Acks == -1 && len(r.isr) < r.cfg.MinInSyncReplicas:
 		return fail(kerr.NotEnoughReplicas.Code, "%d in-sync replicas, min.insync.replicas is %d", len(r.isr), r.cfg.MinInSyncReplicas)

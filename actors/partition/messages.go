@@ -25,6 +25,13 @@ type AppendBatches struct {
 	TimeoutMs int32
 	// NowMs is the injected clock's reading when the request arrived.
 	NowMs int64
+	// CheckLeaderEpoch makes the append conditional on the replica
+	// leading at LeaderEpoch (else NOT_LEADER_OR_FOLLOWER): a writer that
+	// took its state from one leadership (a group coordinator loaded at
+	// an epoch) cannot write into a later one. Produce requests carry no
+	// epoch and leave it unset.
+	CheckLeaderEpoch bool
+	LeaderEpoch      int32
 }
 
 // AppendBatchesResult answers AppendBatches. For acks=0 the shell sends

@@ -306,3 +306,22 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// An append conditional on a leader epoch is taken only at that epoch.
+func TestConditionalAppend(t *testing.T) {
+	s := newShell(t, nil) // leads at epoch 3
+	send := func(epoch int32) uint64 {
+		s.nextID++
+		s.handle(s.r.OnAppendBatches(&AppendBatches{ID: s.nextID, Records: plain(t, 1), Acks: -1, TimeoutMs: 30000,
+			NowMs: s.now, CheckLeaderEpoch: true, LeaderEpoch: epoch}))
+		return s.nextID
+	}
+	s.wantReply(send(3), 0, 0)
+	s.wantReply(send(2), kerr.NotLeaderForPartition.Code, -1)
+	s.handle(s.r.BecomeLeader(&BecomeLeader{LeaderEpoch: 4, ISR: []int32{1}}))
+	s.wantReply(send(3), kerr.NotLeaderForPartition.Code, -1)
+	s.wantReply(send(4), 0, 1)
+	if s.appends != 2 {
+		t.Fatalf("%d appends reached the log, want 2", s.appends)
+	}
+}

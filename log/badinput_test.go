@@ -1024,9 +1024,11 @@ func biPermissionAppend(t *testing.T, tc biAppendFault, then func(e *biEnv) []by
 
 // TestBadInputPermissionFlush fails the fsync of a segment or of the
 // partition directory: Flush, WaitFlushed and OnFlushed report
-// fs.ErrPermission with the path, and the flushed offset does not move;
-// once the fault is cleared the flush completes (the directory sync is
-// retried) and a power cut keeps everything reported flushed.
+// fs.ErrPermission with the path, and the flushed offset does not move.
+// The log then stays failed (ErrLogFailed) even once the fault is cleared:
+// after a failed fsync a successful one proves nothing ("fsyncgate"), so
+// appends and flushes fail until the log is reopened, and reopening
+// recovers it: what was reported flushed survives a power cut.
 func TestBadInputPermissionFlush(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -1066,21 +1068,21 @@ func TestBadInputPermissionFlush(t *testing.T) {
 				t.Fatalf("flushed offset %d after failed syncs, was %d", got, flushed)
 			}
 
-			var dirSyncs atomic.Int32
-			e.mem.SetFaults(func(op, path string) error {
-				if op == "syncdir" && path == biPartDir {
-					dirSyncs.Add(1)
-				}
-				return nil
-			})
-			if err := e.l.WaitFlushed(leo); err != nil {
-				t.Fatalf("wait flushed after the fault was cleared: %v", err)
+			e.mem.SetFaults(nil)
+			biWantErr(t, "wait flushed after the fault was cleared", e.l.WaitFlushed(leo), []error{ErrLogFailed, fs.ErrPermission})
+			if _, err := e.l.Append(e.batch(1, 10), AppendOptions{AssignOffsets: true}); !errors.Is(err, ErrLogFailed) {
+				t.Fatalf("append to a failed log: %v, want ErrLogFailed", err)
 			}
-			if got := e.l.FlushedOffset(); got != leo {
-				t.Fatalf("flushed offset %d after a successful flush, want %d", got, leo)
+			if got := e.l.FlushedOffset(); got != flushed {
+				t.Fatalf("flushed offset %d on a failed log, was %d", got, flushed)
 			}
-			if dirSyncs.Load() == 0 {
-				t.Fatalf("the partition directory was not synced once the fault was cleared")
+			// A restart: the log recovers, and then syncs again.
+			e.m.Abandon()
+			e.m, e.l = nil, nil
+			e.open()
+			e.checkServed("after reopening", all)
+			if err := e.l.WaitFlushed(e.l.LogEndOffset()); err != nil {
+				t.Fatalf("flush after reopening: %v", err)
 			}
 			e.mem.PowerCutDropAll()
 			e.m.Abandon()

@@ -24,6 +24,13 @@ var (
 	ErrRecordTooLarge = errors.New("log: batch larger than segment.bytes")
 	// ErrInvalidConfig is a configuration value out of its range.
 	ErrInvalidConfig = errors.New("log: invalid config")
+	// ErrLogFailed is every append and flush of a log after one of its
+	// fsyncs failed. A failed fsync may have dropped dirty pages the
+	// kernel then marks clean, so a later fsync that succeeds proves
+	// nothing ("fsyncgate"): like Kafka taking the log directory offline,
+	// the log accepts and acknowledges nothing more until it is reopened,
+	// and recovery then rescans it (no clean-shutdown marker is written).
+	ErrLogFailed = errors.New("log: failed after an fsync error")
 )
 
 // isCorruption reports whether err describes bad data (which recovery cuts

@@ -30,6 +30,11 @@ func (l *Log) OnFlushed(upTo int64, fn func(error)) {
 		fn(nil)
 		return
 	}
+	if failed := l.failed; failed != nil {
+		l.mu.Unlock()
+		fn(fmt.Errorf("flush %s: %w", l.tp, failed))
+		return
+	}
 	l.waiters = append(l.waiters, flushWaiter{upTo: upTo, fn: fn})
 	l.mu.Unlock()
 	l.m.syncer.request(l)
@@ -64,6 +69,17 @@ func (l *Log) flushCounted() (bool, error) {
 		l.flushMu.Unlock()
 		return false, nil
 	}
+	if failed := l.failed; failed != nil {
+		done := l.waiters
+		l.waiters = nil
+		l.mu.Unlock()
+		l.flushMu.Unlock()
+		err := fmt.Errorf("flush %s: %w", l.tp, failed)
+		for _, w := range done {
+			w.fn(err)
+		}
+		return false, err
+	}
 	target := l.leo
 	type pending struct {
 		seg  *segment
@@ -95,6 +111,7 @@ func (l *Log) flushCounted() (bool, error) {
 	if err != nil {
 		l.dirDirty = l.dirDirty || syncDir
 		done, l.waiters = l.waiters, nil
+		l.failed = fmt.Errorf("%w: %w", ErrLogFailed, err)
 	} else {
 		for _, p := range todo {
 			p.seg.synced = max(p.seg.synced, p.size)

@@ -32,7 +32,9 @@ type Log struct {
 	dirDirty         bool  // a name in dir was created or removed since the last dir sync
 	waiters          []flushWaiter
 	closed           bool
-	cleanerBusy      bool
+	// failed is set, for good, by the first fsync error (ErrLogFailed).
+	failed      error
+	cleanerBusy bool
 }
 
 // AppendOptions says how Append treats the batches' offsets.
@@ -174,6 +176,9 @@ func (l *Log) Append(buf []byte, opts AppendOptions) (AppendResult, error) {
 	defer l.mu.Unlock()
 	if l.closed {
 		return AppendResult{}, fmt.Errorf("append to %s: %w", l.tp, ErrClosed)
+	}
+	if l.failed != nil {
+		return AppendResult{}, fmt.Errorf("append to %s: %w", l.tp, l.failed)
 	}
 	res, err := l.placeLocked(batches, opts)
 	if err != nil {

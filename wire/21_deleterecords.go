@@ -17,8 +17,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirmq/weir/actors/partition"
@@ -57,30 +55,19 @@ func (h *BrokerHandler) handleDeleteRecords(ctx context.Context, req *Request) R
 	}
 	return Defer(func(ctx context.Context) Response {
 		defer inbox.Close()
-		wctx, cancel := context.WithTimeout(ctx, deleteRecordsBackstop)
-		defer cancel()
-		for len(slots) > 0 {
-			m, err := inbox.Receive(wctx)
-			if err != nil {
-				break
-			}
-			switch m := m.(type) {
-			case *partition.DeleteRecordsResult:
-				if rp, ok := slots[m.ID]; ok {
-					delete(slots, m.ID)
-					rp.ErrorCode, rp.LowWatermark = m.ErrorCode, m.LowWatermark
+		awaitAnswers(ctx, inbox, deleteRecordsBackstop, slots,
+			func(m any) (uint64, bool) {
+				r, ok := m.(*partition.DeleteRecordsResult)
+				if !ok {
+					return 0, false
 				}
-			case *actor.DeadLetterResponse:
-				for id, rp := range slots { // which one is unknown: the actor is gone
-					rp.ErrorCode = kerr.NotLeaderForPartition.Code
-					delete(slots, id)
-					break
-				}
-			}
-		}
-		for _, rp := range slots {
-			rp.ErrorCode = kerr.RequestTimedOut.Code
-		}
+				return r.ID, true
+			},
+			func(rp *kmsg.DeleteRecordsResponseTopicPartition, m any) {
+				r := m.(*partition.DeleteRecordsResult)
+				rp.ErrorCode, rp.LowWatermark = r.ErrorCode, r.LowWatermark
+			},
+			func(rp *kmsg.DeleteRecordsResponseTopicPartition, code int16) { rp.ErrorCode = code })
 		return Reply(resp)
 	})
 }

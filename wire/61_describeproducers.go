@@ -13,8 +13,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirmq/weir/actors/partition"
@@ -54,30 +52,18 @@ func (h *BrokerHandler) handleDescribeProducers(ctx context.Context, req *Reques
 	}
 	return Defer(func(ctx context.Context) Response {
 		defer inbox.Close()
-		wctx, cancel := context.WithTimeout(ctx, describeProducersWait)
-		defer cancel()
-		for len(slots) > 0 {
-			m, err := inbox.Receive(wctx)
-			if err != nil {
-				break
-			}
-			switch m := m.(type) {
-			case *partition.DescribeProducersResult:
-				if rp, ok := slots[m.ID]; ok {
-					delete(slots, m.ID)
-					fillProducers(rp, m)
+		awaitAnswers(ctx, inbox, describeProducersWait, slots,
+			func(m any) (uint64, bool) {
+				r, ok := m.(*partition.DescribeProducersResult)
+				if !ok {
+					return 0, false
 				}
-			case *actor.DeadLetterResponse:
-				for id, rp := range slots { // which one is unknown: the actor is gone
-					rp.ErrorCode = kerr.NotLeaderForPartition.Code
-					delete(slots, id)
-					break
-				}
-			}
-		}
-		for _, rp := range slots {
-			rp.ErrorCode = kerr.RequestTimedOut.Code
-		}
+				return r.ID, true
+			},
+			func(rp *kmsg.DescribeProducersResponseTopicPartition, m any) {
+				fillProducers(rp, m.(*partition.DescribeProducersResult))
+			},
+			func(rp *kmsg.DescribeProducersResponseTopicPartition, code int16) { rp.ErrorCode = code })
 		return Reply(resp)
 	})
 }

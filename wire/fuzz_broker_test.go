@@ -1,13 +1,9 @@
 package wire
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"log/slog"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -51,37 +47,7 @@ func FuzzBrokerHandler(f *testing.F) {
 	ci := &ConnInfo{ID: 1}
 
 	f.Fuzz(func(t *testing.T, stream []byte) {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		defer cancel()
-		r := bytes.NewReader(stream)
-		for {
-			frame, err := readFrame(r, 1<<20)
-			if err != nil {
-				return
-			}
-			p := s.serveFrame(ctx, ci, frame, time.Now())
-			if p.resp.kind == kindDefer {
-				s.complete(ctx, p, ci)
-			}
-			switch p.resp.kind {
-			case kindReply:
-				checkEncoded(t, p)
-			case kindNone:
-				if p.key != 0 || !p.noReply {
-					t.Fatalf("no response for %s", apiKeyName(p.key))
-				}
-			case kindClose:
-				if p.resp.reason != nil && strings.Contains(p.resp.reason.Error(), "panic") {
-					t.Fatalf("recovered panic: %v", p.resp.reason)
-				}
-				if errors.Is(p.resp.reason, errHandler) {
-					t.Fatalf("handler broke its contract: %v", p.resp.reason)
-				}
-				return
-			default:
-				t.Fatalf("unsettled response kind %d", p.resp.kind)
-			}
-		}
+		serveStream(t, s, context.Background(), ci, stream, true)
 	})
 }
 

@@ -78,39 +78,54 @@ func FuzzServeFrame(f *testing.F) {
 	s.log = slog.New(slog.DiscardHandler)
 	f.Cleanup(func() { s.Close() })
 	ci := &ConnInfo{ID: 1}
-	ctx := context.Background()
 
 	f.Fuzz(func(t *testing.T, stream []byte) {
-		r := bytes.NewReader(stream)
-		for {
-			frame, err := readFrame(r, 1<<20)
-			if err != nil {
-				return
-			}
-			p := s.serveFrame(ctx, ci, frame, time.Time{})
-			if p.resp.kind == kindDefer {
-				s.complete(ctx, p, ci)
-			}
-			switch p.resp.kind {
-			case kindReply:
-				checkEncoded(t, p)
-			case kindNone:
-				if p.key != 0 || !p.noReply {
-					t.Fatalf("no response for %s", apiKeyName(p.key))
-				}
-			case kindClose:
-				if p.resp.reason != nil && strings.Contains(p.resp.reason.Error(), "panic") {
-					t.Fatalf("recovered panic: %v", p.resp.reason)
-				}
-				if errors.Is(p.resp.reason, errHandler) {
-					t.Fatalf("the trivial handler broke its contract: %v", p.resp.reason)
-				}
-				return
-			default:
-				t.Fatalf("unsettled response kind %d", p.resp.kind)
-			}
-		}
+		serveStream(t, s, context.Background(), ci, stream, false)
 	})
+}
+
+// serveStream feeds stream through s frame by frame as a connection would
+// and checks every answer: a reply must encode and decode again, nothing
+// only for an acks=0 Produce, a close must not come from a recovered
+// panic or a broken Handler contract. deadline gives each frame's
+// context a short deadline (long polls of a real handler).
+func serveStream(t *testing.T, s *Server, parent context.Context, ci *ConnInfo, stream []byte, deadline bool) {
+	t.Helper()
+	ctx := parent
+	if deadline {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(parent, 200*time.Millisecond)
+		defer cancel()
+	}
+	r := bytes.NewReader(stream)
+	for {
+		frame, err := readFrame(r, 1<<20)
+		if err != nil {
+			return
+		}
+		p := s.serveFrame(ctx, ci, frame, time.Now())
+		if p.resp.kind == kindDefer {
+			s.complete(ctx, p, ci)
+		}
+		switch p.resp.kind {
+		case kindReply:
+			checkEncoded(t, p)
+		case kindNone:
+			if p.key != 0 || !p.noReply {
+				t.Fatalf("no response for %s", apiKeyName(p.key))
+			}
+		case kindClose:
+			if p.resp.reason != nil && strings.Contains(p.resp.reason.Error(), "panic") {
+				t.Fatalf("recovered panic: %v", p.resp.reason)
+			}
+			if errors.Is(p.resp.reason, errHandler) {
+				t.Fatalf("the handler broke its contract: %v", p.resp.reason)
+			}
+			return
+		default:
+			t.Fatalf("unsettled response kind %d", p.resp.kind)
+		}
+	}
 }
 
 // checkEncoded encodes a settled reply and decodes it back.

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"go.uber.org/goleak"
 
 	"github.com/weirmq/weir/cluster/config"
 	"github.com/weirmq/weir/cluster/metadata"
+	"github.com/weirmq/weir/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // testNode starts a node on dir with a loopback listener.
 func testNode(t *testing.T, dir string, props map[string]string) (*Node, *actor.ActorSystem) {

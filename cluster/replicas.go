@@ -123,15 +123,40 @@ func (s *replicaSet) removeGone(live map[replicaKey]bool) {
 		}
 	}
 	s.mu.Unlock()
-	for _, r := range gone {
-		s.coords.removed(r.tp)
-		if err := r.client.Stop(); err != nil {
-			s.log.Error("stopping partition actor", "partition", r.tp.String(), "err", err)
-		}
-		if err := s.logs.DeleteLog(r.tp); err != nil {
-			s.log.Error("deleting partition log", "partition", r.tp.String(), "err", err)
-		}
+	if len(gone) == 0 {
+		return
 	}
+	tps := make([]log.TopicPartition, len(gone))
+	for i, r := range gone {
+		s.coords.removed(r.tp)
+		tps[i] = r.tp
+	}
+	s.stopReplicas(gone)
+	if err := s.logs.DeleteLogs(tps); err != nil {
+		s.log.Error("deleting partition logs", "partitions", len(tps), "err", err)
+	}
+}
+
+// stopConcurrency bounds how many partition actors stopReplicas stops at
+// once: each stop may wait for its producer snapshot's fsync.
+const stopConcurrency = 16
+
+// stopReplicas stops the actors of rs, several at a time, and returns once
+// all have stopped.
+func (s *replicaSet) stopReplicas(rs []*replica) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, stopConcurrency)
+	for _, r := range rs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := r.client.Stop(); err != nil {
+				s.log.Error("stopping partition actor", "partition", r.tp.String(), "err", err)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // reconcileOne starts, reconfigures and informs one partition's actor.
@@ -248,15 +273,5 @@ func (s *replicaSet) stopAll() {
 		delete(s.m, k)
 	}
 	s.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, r := range rs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := r.client.Stop(); err != nil {
-				s.log.Error("stopping partition actor", "partition", r.tp.String(), "err", err)
-			}
-		}()
-	}
-	wg.Wait()
+	s.stopReplicas(rs)
 }

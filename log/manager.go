@@ -315,32 +315,85 @@ func (m *Manager) Logs() []*Log {
 // DeleteLog closes and deletes a partition's log (DeleteTopics): the
 // directory is renamed aside durably, then removed.
 func (m *Manager) DeleteLog(tp TopicPartition) error {
-	m.mu.Lock()
-	l, ok := m.logs[tp]
-	delete(m.logs, tp)
-	delete(m.recoveryPoints, tp)
-	delete(m.logStarts, tp)
-	delete(m.cleanerOffsets, tp)
-	m.mu.Unlock()
-	dir := filepath.Join(m.dir, tp.String())
-	if ok {
-		l.closeFiles()
-		dir = l.dir
+	return m.DeleteLogs([]TopicPartition{tp})
+}
+
+// DeleteLogs closes and deletes partitions' logs (DeleteTopics) as one
+// step: every directory is renamed aside, the data directory is synced
+// once, the renamed directories are removed, and the checkpoint files are
+// written once without the deleted partitions, so deleting a topic of
+// thousands of partitions costs a few fsyncs rather than a few per
+// partition. A partition without a directory is not an error. On an error
+// the rest are still attempted; the first error is returned.
+func (m *Manager) DeleteLogs(tps []TopicPartition) error {
+	if len(tps) == 0 {
+		return nil
 	}
-	aside := fmt.Sprintf("%s.%x-delete", dir, m.cfg.Now().UnixNano())
-	if err := m.fs.Rename(dir, aside); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+	var first error
+	keep := func(err error) {
+		if first == nil {
+			first = err
 		}
-		return fmt.Errorf("delete partition %s: %w", tp, err)
 	}
-	if err := m.fs.SyncDir(m.dir); err != nil {
-		return fmt.Errorf("delete partition %s: %w", tp, err)
+	asides := make([]string, 0, len(tps))
+	for _, tp := range tps {
+		m.mu.Lock()
+		l, ok := m.logs[tp]
+		delete(m.logs, tp)
+		delete(m.recoveryPoints, tp)
+		delete(m.logStarts, tp)
+		delete(m.cleanerOffsets, tp)
+		m.mu.Unlock()
+		dir := filepath.Join(m.dir, tp.String())
+		if ok {
+			l.closeFiles()
+			dir = l.dir
+		}
+		aside := fmt.Sprintf("%s.%x-delete", dir, m.cfg.Now().UnixNano())
+		if err := m.fs.Rename(dir, aside); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				keep(fmt.Errorf("delete partition %s: %w", tp, err))
+			}
+			continue
+		}
+		asides = append(asides, aside)
 	}
-	if err := m.fs.RemoveAll(aside); err != nil {
-		return fmt.Errorf("delete partition %s: %w", tp, err)
+	if len(asides) > 0 {
+		if err := m.fs.SyncDir(m.dir); err != nil {
+			// The renames may not be durable: leave the directories where
+			// recovery finds them (an aside directory is removed at open).
+			keep(fmt.Errorf("delete %d partitions: %w", len(tps), err))
+			return first
+		}
 	}
-	return m.Checkpoint()
+	for _, aside := range asides {
+		if err := m.fs.RemoveAll(aside); err != nil {
+			keep(fmt.Errorf("delete partition directory %s: %w", aside, err))
+		}
+	}
+	if err := m.forgetDeleted(); err != nil {
+		keep(err)
+	}
+	return first
+}
+
+// forgetDeleted rewrites the checkpoint files without the partitions
+// deleted from the maps, so that a partition created again under the same
+// name never inherits a deleted one's recovery point, start offset or
+// cleaner offset. No entry of a live log rises here.
+func (m *Manager) forgetDeleted() error {
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
+	if err := m.persistOffsetsLocked(recoveryPointFile, m.recoveryPoints, func(l *Log, old int64) int64 { return min(old, l.recoveryPoint) }); err != nil {
+		return err
+	}
+	if err := m.persistOffsetsLocked(logStartOffsetFile, m.logStarts, func(l *Log, _ int64) int64 { return l.logStart }); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	data := encodeOffsetCheckpoint(m.cleanerOffsets)
+	m.mu.Unlock()
+	return WriteFileAtomic(m.fs, filepath.Join(m.dir, cleanerOffsetFile), data)
 }
 
 // closeFiles marks the log closed, completes waiters with ErrClosed, and

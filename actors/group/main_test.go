@@ -3,7 +3,7 @@ package group
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/weirmq/weir/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }

@@ -9,15 +9,15 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"go.uber.org/goleak"
 
+	"github.com/weirmq/weir/internal/leakcheck"
 	"github.com/weirmq/weir/log"
 	"github.com/weirmq/weir/log/batch"
 )
 
 // TestMain checks that no test leaves goroutines behind: the actor systems
 // are shut down and the managers closed.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // actorEnv is a partition actor over a real log on MemFS in a real actor
 // system.

@@ -3,9 +3,9 @@ package quorum
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/weirmq/weir/internal/leakcheck"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	leakcheck.VerifyTestMain(m)
 }

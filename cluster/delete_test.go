@@ -1,0 +1,96 @@
+package cluster
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestDeleteAndRecreateTopic produces to every partition of a topic,
+// deletes it, creates a topic of the same name again and checks, before
+// and after a restart, that the new topic starts empty at offset 0 and
+// that no directory of the deleted one is left; then the new topic takes
+// records as usual.
+func TestDeleteAndRecreateTopic(t *testing.T) {
+	dir := t.TempDir()
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0"}
+	n, sys := testNode(t, dir, props)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const topic, parts = "orders", 40
+	adm := adminOf(t, n)
+	if _, err := adm.CreateTopic(ctx, parts, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	produce := func(n *Node, per int) {
+		t.Helper()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr().String()), kgo.DefaultProduceTopic(topic),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		var rs []*kgo.Record
+		for p := range parts {
+			for i := range per {
+				rs = append(rs, &kgo.Record{Partition: int32(p), Value: []byte{byte(i)}})
+			}
+		}
+		if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	ends := func(n *Node, want int64, when string) {
+		t.Helper()
+		offs, err := adminOf(t, n).ListEndOffsets(ctx, topic)
+		if err != nil {
+			t.Fatalf("%s: list end offsets: %v", when, err)
+		}
+		got := 0
+		offs.Each(func(o kadm.ListedOffset) {
+			got++
+			if o.Err != nil || o.Offset != want {
+				t.Errorf("%s: partition %d ends at %d (%v), want %d", when, o.Partition, o.Offset, o.Err, want)
+			}
+		})
+		if got != parts {
+			t.Errorf("%s: %d partitions listed, want %d", when, got, parts)
+		}
+	}
+	produce(n, 3)
+	ends(n, 3, "before the delete")
+	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if _, err := adm.CreateTopic(ctx, parts, 1, nil, topic); err != nil {
+		t.Fatalf("create again: %v", err)
+	}
+	ends(n, 0, "created again")
+	leftovers := func(when string) {
+		t.Helper()
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), "-delete") {
+				t.Errorf("%s: %s left in %s", when, e.Name(), filepath.Base(dir))
+			}
+		}
+	}
+	leftovers("after the delete")
+	stopNode(t, n, sys)
+
+	n, sys = testNode(t, dir, props)
+	defer stopNode(t, n, sys)
+	ends(n, 0, "after the restart")
+	leftovers("after the restart")
+	produce(n, 2)
+	ends(n, 2, "after producing again")
+}

@@ -1046,8 +1046,12 @@ func TestBadInputPermissionFlush(t *testing.T) {
 			if err := e.l.WaitFlushed(e.l.LogEndOffset()); err != nil {
 				t.Fatal(err)
 			}
+			// Appends go on while the fsync round has not come; once it
+			// fails, the log is failed and appends stop.
+			release := holdSyncRounds(e.m)
 			e.fault.set(tc.match)
 			all = append(all, e.fill(2, 1)...) // a roll: the directory needs a sync
+			release()
 			leo := e.l.LogEndOffset()
 
 			biWantErr(t, "wait flushed", e.l.WaitFlushed(leo), []error{fs.ErrPermission}, tc.path)

@@ -182,6 +182,9 @@ type syncer struct {
 	pending map[*Log]struct{}
 	wake    chan struct{}
 	rounds  uint64 // rounds that synced at least one file
+	// hold is held by each round while it runs; tests hold it to keep the
+	// next round from starting ("the fsync round has not come yet").
+	hold sync.Mutex
 }
 
 func newSyncer() *syncer {
@@ -214,6 +217,8 @@ func (s *syncer) run(stop <-chan struct{}, onErr func(*Log, error)) {
 
 // round flushes every pending log once.
 func (s *syncer) round(onErr func(*Log, error)) {
+	s.hold.Lock()
+	defer s.hold.Unlock()
 	s.mu.Lock()
 	logs := s.pending
 	s.pending = make(map[*Log]struct{}, len(logs))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,4 +102,14 @@ func readAll(t testing.TB, l *Log, maxBytes int) [][]byte {
 		}
 	}
 	return out
+}
+
+// holdSyncRounds keeps m's fsync goroutine from starting a round (one
+// already running finishes first) until release is called: appends that
+// ask for a round meanwhile find "the round has not come yet". Release
+// before m.Abandon or m.Close, which run a last round.
+func holdSyncRounds(m *Manager) (release func()) {
+	m.syncer.hold.Lock()
+	var once sync.Once
+	return func() { once.Do(m.syncer.hold.Unlock) }
 }

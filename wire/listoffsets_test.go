@@ -73,3 +73,28 @@ func TestListOffsets(t *testing.T) {
 	resp := roundTrip[*kmsg.ListOffsetsResponse](c, listOffsetsReq(7, "nope", 0, -1, -1))
 	wantCode(t, "unknown topic", resp.Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicOrPartition)
 }
+
+// TestListOffsetsAfterAcksZero pipelines acks=0 produces and a ListOffsets
+// on one connection without waiting in between: as in Kafka, which serves
+// a connection's requests one after another, the ListOffsets must see
+// every record those produces appended.
+func TestListOffsetsAfterAcksZero(t *testing.T) {
+	s, b := startBroker(t, nil)
+	createTopic(t, b, "lo0", 1)
+	c := dial(t, s)
+	const rounds, perRound = 50, 4
+	for round := range rounds {
+		for range perRound {
+			c.send(produceTo(9, 0, "lo0", 0, makeBatch(t, batchOpts(), 3, 10)), 5)
+		}
+		c.send(listOffsetsReq(7, "lo0", 0, -1, -1), int32(100+round))
+		resp := kmsg.NewPtrListOffsetsResponse()
+		resp.Version = 7
+		c.expectCorr(resp, int32(100+round))
+		rp := resp.Topics[0].Partitions[0]
+		wantCode(t, "list offsets", rp.ErrorCode, nil)
+		if want := int64((round + 1) * perRound * 3); rp.Offset != want {
+			t.Fatalf("round %d: latest offset %d right after the acks=0 produces, want %d", round, rp.Offset, want)
+		}
+	}
+}

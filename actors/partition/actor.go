@@ -182,6 +182,8 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.onReconfigure(ctx, m)
 	case *DescribeProducers:
 		a.onDescribeProducers(ctx, m)
+	case *SyncStatus:
+		a.onSyncStatus(ctx, m)
 	default:
 		a.board.unknown.Add(1)
 		a.log.Warn("partition actor: unknown message", "type", fmt.Sprintf("%T", m))

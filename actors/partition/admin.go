@@ -148,3 +148,12 @@ func (a *partitionActor) onDescribeProducers(ctx actor.Context, m *DescribeProdu
 	}
 	ctx.Send(ctx.Sender(), res)
 }
+
+// onSyncStatus answers with the published status, which covers every
+// message handled before this one.
+func (a *partitionActor) onSyncStatus(ctx actor.Context, m *SyncStatus) {
+	if ctx.Sender() == nil {
+		return
+	}
+	ctx.Send(ctx.Sender(), &StatusSynced{ID: m.ID, Status: a.board.status.Load()})
+}

@@ -45,11 +45,24 @@ func (c *Client) ReadNow(m *ReadRecords) *ReadRecordsResult {
 	return readLog(c.log, c.board.status.Load(), m)
 }
 
+// SendSyncStatus sends req; the StatusSynced goes to replyTo once the
+// actor has handled everything sent to it before.
+func (c *Client) SendSyncStatus(req *SyncStatus, replyTo *actor.PID) {
+	c.system.Root.RequestWithCustomSender(c.pid, req, replyTo)
+}
+
 // ListOffset answers ListOffsets for ts (-2 earliest, -1 latest, -3 the
-// largest timestamp, or a timestamp) on the caller's goroutine.
-// currentLeaderEpoch NoLeaderEpochCheck skips fencing.
+// largest timestamp, or a timestamp) on the caller's goroutine, from the
+// last published status. currentLeaderEpoch NoLeaderEpochCheck skips
+// fencing.
 func (c *Client) ListOffset(ts int64, currentLeaderEpoch int32) ListOffsetResult {
 	return listOffset(c.log, c.board.status.Load(), ts, currentLeaderEpoch)
+}
+
+// ListOffsetAt is ListOffset from st, a status from StatusSynced (nil: the
+// partition has no log, NOT_LEADER_OR_FOLLOWER).
+func (c *Client) ListOffsetAt(st *Status, ts int64, currentLeaderEpoch int32) ListOffsetResult {
+	return listOffset(c.log, st, ts, currentLeaderEpoch)
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch on the caller's

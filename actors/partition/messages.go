@@ -247,6 +247,23 @@ type DescribeProducersResult struct {
 	Producers []ProducerEntry
 }
 
+// SyncStatus asks the actor for its Status once every message sent to it
+// before has been handled: a caller that sent appends and then SyncStatus
+// from one goroutine learns a status that covers those appends (Kafka
+// serves one connection's requests one after another, so a ListOffsets
+// after an acks=0 produce on the same connection sees that produce).
+// Answered to the sender with StatusSynced.
+type SyncStatus struct {
+	ID uint64
+}
+
+// StatusSynced answers SyncStatus. Status is nil when the partition's log
+// could not be opened.
+type StatusSynced struct {
+	ID     uint64
+	Status *Status
+}
+
 // Requests and answers that may meet a stopped actor or a closed Inbox in
 // the normal course of things (a partition moved, a long poll already
 // answered) are not logged as dead letters: the requester learns of a
@@ -279,3 +296,9 @@ func (*DescribeProducers) IgnoreDeadLetterLogging() {}
 
 // IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
 func (*DescribeProducersResult) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*SyncStatus) IgnoreDeadLetterLogging() {}
+
+// IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
+func (*StatusSynced) IgnoreDeadLetterLogging() {}

@@ -2,10 +2,8 @@ package durability
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -57,122 +55,19 @@ func TestSIGKILLAcksAll(t *testing.T) {
 		t.Fatalf("create topic: %v %v", err, resp.Err)
 	}
 
-	producer := newClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	var (
-		mu    sync.Mutex
-		acked = map[int64]bool{}
-		fails []error
-	)
-	stop := make(chan struct{})
-	produced := make(chan int64, 1)
-	go func() {
-		var seq int64
-		defer func() { produced <- seq }()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			s := seq
-			seq++
-			r := &kgo.Record{
-				Topic:     killTopic,
-				Partition: int32(s % killPartitions),
-				Key:       []byte(strconv.FormatInt(s, 10)),
-				Value:     []byte(fmt.Sprintf("value-%d", s)),
-			}
-			producer.Produce(ctx, r, func(r *kgo.Record, err error) {
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					fails = append(fails, err)
-					return
-				}
-				acked[s] = true
-			})
-		}
-	}()
-
-	ackedCount := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
-	waitAcked := func(n int) {
-		deadline := time.Now().Add(2 * time.Minute)
-		for ackedCount() < n {
-			mu.Lock()
-			var failed error
-			if len(fails) > 0 {
-				failed = fails[0]
-			}
-			mu.Unlock()
-			if failed != nil {
-				t.Fatalf("produce failed: %v", failed)
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("only %d of %d records acknowledged", ackedCount(), n)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	producer := startSeqProducer(ctx, newClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner())), 0)
 	for round := range killRounds() {
-		waitAcked(ackedCount() + 2000)
+		producer.waitAcked(t, producer.ackedCount()+2000)
 		if err := p.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("round %d: killed with %d acknowledged", round, ackedCount())
+		t.Logf("round %d: killed with %d acknowledged", round, producer.ackedCount())
 		p = start()
 	}
-	waitAcked(ackedCount() + 2000)
-	close(stop)
-	sent := <-produced
-	if err := producer.Flush(ctx); err != nil {
-		t.Fatalf("flush: %v", err)
-	}
-	mu.Lock()
-	if len(fails) > 0 {
-		t.Errorf("%d produce errors, first: %v", len(fails), fails[0])
-	}
-	mu.Unlock()
-
-	got := readAll(ctx, t, addr, admin)
-	seen := map[int64]int64{}
-	for part, recs := range got {
-		last := int64(-1)
-		for i, r := range recs {
-			s, err := strconv.ParseInt(string(r.Key), 10, 64)
-			if err != nil {
-				t.Fatalf("partition %d offset %d: key %q", part, r.Offset, r.Key)
-			}
-			if want := fmt.Sprintf("value-%d", s); string(r.Value) != want {
-				t.Fatalf("partition %d offset %d: value %q, want %q", part, r.Offset, r.Value, want)
-			}
-			if int32(s%killPartitions) != part {
-				t.Fatalf("record %d in partition %d", s, part)
-			}
-			if prev, dup := seen[s]; dup {
-				t.Fatalf("record %d twice: offsets %d and %d of partition %d", s, prev, r.Offset, part)
-			}
-			seen[s] = r.Offset
-			if s <= last {
-				t.Fatalf("partition %d out of order at offset %d: %d after %d", part, r.Offset, s, last)
-			}
-			if r.Offset != int64(i) {
-				t.Fatalf("partition %d: offset %d at position %d", part, r.Offset, i)
-			}
-			last = s
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for s := range acked {
-		if _, ok := seen[s]; !ok {
-			t.Errorf("acknowledged record %d lost", s)
-		}
-	}
-	t.Logf("%d produced, %d acknowledged, %d read back over %d kills", sent, len(acked), len(seen), killRounds())
+	producer.waitAcked(t, producer.ackedCount()+2000)
+	acked := producer.finish(ctx, t)
+	seen := checkLog(t, readAll(ctx, t, addr, admin), acked)
+	t.Logf("%d produced and acknowledged, %d read back over %d kills", len(acked), len(seen), killRounds())
 	if _, err := p.Stop(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}

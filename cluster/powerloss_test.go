@@ -59,7 +59,7 @@ func TestNodePowerLoss(t *testing.T) {
 	defer cancel()
 	fsys := log.NewMemFS()
 	durable := map[int64]plPosition{} // every record acknowledged before a cut
-	var next int64                     // the next record number
+	var next int64                    // the next record number
 	for round := range plRounds {
 		n, sys := plStartNode(t, fsys)
 		if round == 0 {

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,4 +95,59 @@ func TestDeleteAndRecreateTopic(t *testing.T) {
 	leftovers("after the restart")
 	produce(n, 2)
 	ends(n, 2, "after producing again")
+}
+
+// TestStrayLogRemovedAtStart puts back, while the node is down, the
+// directory of a partition whose topic was deleted: what a crash between
+// the deletion's commit and the directory's removal leaves. The node must
+// remove it when it starts, so that a topic created again under the name
+// starts empty instead of serving the deleted topic's records.
+func TestStrayLogRemovedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0"}
+	n, sys := testNode(t, dir, props)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const topic = "orders"
+	adm := adminOf(t, n)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr().String()), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("a")}, &kgo.Record{Value: []byte("b")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	partDir := filepath.Join(dir, topic+"-0")
+	saved := filepath.Join(t.TempDir(), "saved")
+	if err := os.CopyFS(saved, os.DirFS(partDir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	stopNode(t, n, sys)
+	if err := os.CopyFS(partDir, os.DirFS(saved)); err != nil {
+		t.Fatal(err)
+	}
+
+	n, sys = testNode(t, dir, props)
+	defer stopNode(t, n, sys)
+	if _, err := os.Stat(partDir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the deleted topic's directory is still there after the start: %v", err)
+	}
+	adm = adminOf(t, n)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatalf("create again: %v", err)
+	}
+	offs, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := offs.Lookup(topic, 0); o.Err != nil || o.Offset != 0 {
+		t.Fatalf("topic created again ends at %d (%v), want 0: it serves the deleted topic's records", o.Offset, o.Err)
+	}
 }

@@ -38,6 +38,9 @@ type metadataActor struct {
 	settled  []settled
 	queued   []*proposeRecords // proposals that arrived before this node led
 	failed   error
+	// straysRemoved is set once the partition logs of topics deleted
+	// before the start were removed (replicaSet.removeStrays).
+	straysRemoved bool
 
 	// start-up sequence and elections
 	stepInFlight bool  // an internal proposal is in flight
@@ -138,7 +141,15 @@ func (a *metadataActor) handleReady() {
 			return
 		}
 	}
-	if img := a.q.Image(); img != a.applied {
+	// Partition actors start only from an image that holds every entry
+	// applied before the restart: an older one could name a topic since
+	// deleted (or recreated under a new id) and open, then delete, the
+	// directory that now holds another topic's data.
+	if img := a.q.Image(); img != a.applied && uint64(img.Offset()) >= a.q.StartCommit() {
+		if !a.straysRemoved {
+			a.n.replicas.removeStrays(img)
+			a.straysRemoved = true
+		}
 		a.n.replicas.reconcile(img)
 		a.applied = img
 		a.n.image.Store(img)

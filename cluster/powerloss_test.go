@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -69,7 +70,20 @@ func TestNodePowerLoss(t *testing.T) {
 				t.Fatalf("create topic: %v %v", err, resp.Err)
 			}
 		}
-		plCheck(ctx, t, n, durable, fmt.Sprintf("round %d, after %d cuts", round, round))
+		when := fmt.Sprintf("round %d, after %d cuts", round, round)
+		plCheck(ctx, t, n, durable, when)
+		plCheckTopics(ctx, t, n, fsys, round, when)
+		// Topic creation and deletion answered before the cut must last
+		// too: each round creates one topic and deletes the last round's.
+		adm := adminOf(t, n)
+		if resp, err := adm.CreateTopic(ctx, 2, 1, nil, plMetaTopic(round)); err != nil || resp.Err != nil {
+			t.Fatalf("create %s: %v %v", plMetaTopic(round), err, resp.Err)
+		}
+		if round > 0 {
+			if resp, err := adm.DeleteTopic(ctx, plMetaTopic(round-1)); err != nil || resp.Err != nil {
+				t.Fatalf("delete %s: %v %v", plMetaTopic(round-1), err, resp.Err)
+			}
+		}
 
 		p := plStartProducer(ctx, t, n, next)
 		// Cut once a random number of records are acknowledged, with more
@@ -93,7 +107,46 @@ func TestNodePowerLoss(t *testing.T) {
 	}
 	n, sys := plStartNode(t, fsys)
 	defer stopNode(t, n, sys)
-	plCheck(ctx, t, n, durable, fmt.Sprintf("after the last of %d cuts", plRounds))
+	when := fmt.Sprintf("after the last of %d cuts", plRounds)
+	plCheck(ctx, t, n, durable, when)
+	plCheckTopics(ctx, t, n, fsys, plRounds, when)
+}
+
+// plMetaTopic is the topic round creates (and the next round deletes).
+func plMetaTopic(round int) string { return fmt.Sprintf("meta-%d", round) }
+
+// plCheckTopics checks, at the start of round, that the topics are the
+// durable one and the previous round's meta topic (if any), and no other,
+// and that no partition directory of another topic is left in /data (a
+// deletion whose directory rename was lost in the cut).
+func plCheckTopics(ctx context.Context, t *testing.T, n *Node, fsys log.FS, round int, when string) {
+	t.Helper()
+	topics, err := adminOf(t, n).ListTopics(ctx)
+	if err != nil {
+		t.Fatalf("%s: list topics: %v", when, err)
+	}
+	want := map[string]bool{plTopic: true}
+	if round > 0 {
+		want[plMetaTopic(round-1)] = true
+	}
+	for _, name := range topics.Names() {
+		if !want[name] {
+			t.Errorf("%s: topic %s exists", when, name)
+		}
+		delete(want, name)
+	}
+	for name := range want {
+		t.Errorf("%s: topic %s missing", when, name)
+	}
+	names, err := fsys.ReadDir("/data")
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	for _, name := range names {
+		if strings.HasPrefix(name, "meta-") && !strings.HasPrefix(name, plMetaTopic(round-1)+"-") {
+			t.Errorf("%s: directory /data/%s left behind", when, name)
+		}
+	}
 }
 
 // plStartNode starts a node on fsys with its data in /data.

@@ -12,6 +12,7 @@ import (
 	"github.com/weirmq/weir/actors/partition"
 	"github.com/weirmq/weir/cluster/config"
 	"github.com/weirmq/weir/cluster/metadata"
+	"github.com/weirmq/weir/cluster/quorum"
 	"github.com/weirmq/weir/log"
 )
 
@@ -134,6 +135,54 @@ func (s *replicaSet) removeGone(live map[replicaKey]bool) {
 	s.stopReplicas(gone)
 	if err := s.logs.DeleteLogs(tps); err != nil {
 		s.log.Error("deleting partition logs", "partitions", len(tps), "err", err)
+	}
+}
+
+// removeStrays deletes, once img holds everything applied before the
+// node started, the partition logs on disk that img gives no replica on
+// this node, or whose partition.metadata names another topic id: what a
+// crash leaves when it comes between a deletion's commit and the removal
+// of its directories. Left there, a topic created again under the name
+// would open them and serve the deleted topic's records. Kafka removes
+// such "stray" logs at start-up too. The metadata log's own partition is
+// never touched.
+func (s *replicaSet) removeStrays(img *metadata.Image) {
+	onDisk, err := s.logs.Partitions()
+	if err != nil {
+		s.log.Error("listing partition logs for stray removal", "err", err)
+		return
+	}
+	want := make(map[log.TopicPartition]metadata.UUID)
+	for _, t := range img.Topics() {
+		for i := range t.NumPartitions() {
+			if p, _ := t.Partition(i); p.IsReplica(s.node) {
+				want[log.TopicPartition{Topic: t.Name(), Partition: i}] = t.ID()
+			}
+		}
+	}
+	var strays []log.TopicPartition
+	for _, tp := range onDisk {
+		if tp == quorum.MetadataPartition {
+			continue
+		}
+		if id, live := want[tp]; live {
+			got, ok, err := s.logs.DirTopicID(tp)
+			if err != nil {
+				s.log.Error("reading partition topic id", "partition", tp.String(), "err", err)
+				continue
+			}
+			if !ok || got == [16]byte(id) {
+				continue
+			}
+		}
+		strays = append(strays, tp)
+	}
+	if len(strays) == 0 {
+		return
+	}
+	s.log.Warn("removing partition logs of deleted topics", "partitions", len(strays), "first", strays[0].String())
+	if err := s.logs.DeleteLogs(strays); err != nil {
+		s.log.Error("removing stray partition logs", "partitions", len(strays), "err", err)
 	}
 }
 

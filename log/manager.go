@@ -283,6 +283,22 @@ func (m *Manager) createPartitionDir(dir string, topicID [16]byte) error {
 	return nil
 }
 
+// DirTopicID reads the topic id in the partition.metadata of tp's
+// directory, whether or not its log is open; ok is false when the
+// directory or the file does not exist.
+func (m *Manager) DirTopicID(tp TopicPartition) (id [16]byte, ok bool, err error) {
+	path := filepath.Join(m.dir, tp.String(), partitionMetadata)
+	data, err := ReadFile(m.fs, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return id, false, nil
+	}
+	if err != nil {
+		return id, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	id, err = decodePartitionMetadata(path, data)
+	return id, err == nil, err
+}
+
 // TopicID reads a partition's topic id from partition.metadata.
 func (l *Log) TopicID() ([16]byte, error) {
 	path := filepath.Join(l.dir, partitionMetadata)

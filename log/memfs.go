@@ -66,7 +66,7 @@ var (
 	// errMemHandleLost is returned by handles opened before a simulated
 	// crash or power cut.
 	errMemHandleLost = fmt.Errorf("log: memfs handle lost in a simulated crash: %w", fs.ErrClosed)
-	errMemDirRename  = fmt.Errorf("log: memfs renames files only: %w", fs.ErrInvalid)
+	errMemDirRename  = fmt.Errorf("log: memfs cannot move a directory into itself: %w", fs.ErrInvalid)
 	errMemRoot       = fmt.Errorf("log: memfs root directory: %w", fs.ErrInvalid)
 	errMemFlag       = fmt.Errorf("log: memfs unsupported open flags: %w", fs.ErrInvalid)
 	errMemNegative   = fmt.Errorf("log: memfs negative offset or size: %w", fs.ErrInvalid)
@@ -274,9 +274,11 @@ func (m *MemFS) Stat(name string) (int64, error) {
 	return int64(len(n.data)), nil
 }
 
-// Rename implements FS for files: newpath, if it exists, must be a file and
-// is replaced atomically. The new name is durable after SyncDir of newpath's
-// directory; the old name's removal after SyncDir of oldpath's directory.
+// Rename implements FS. A file replaces newpath atomically if newpath is a
+// file; a directory moves with everything in it, and newpath must not
+// exist nor lie inside it. The new name is durable after SyncDir of
+// newpath's directory; the old name's removal after SyncDir of oldpath's
+// directory.
 func (m *MemFS) Rename(oldpath, newpath string) error {
 	oldClean, newClean := filepath.Clean(oldpath), filepath.Clean(newpath)
 	if err := m.fault("rename", oldClean); err != nil {
@@ -303,7 +305,9 @@ func (m *MemFS) renameLocked(oldpath, newpath string) error {
 		return errMemRoot
 	case n == nil:
 		return fs.ErrNotExist
-	case n.isDir():
+	case n.isDir() && target != nil:
+		return fs.ErrExist
+	case n.isDir() && strings.HasPrefix(newpath, oldpath+string(filepath.Separator)):
 		return errMemDirRename
 	case target != nil && target.isDir():
 		return syscall.EISDIR

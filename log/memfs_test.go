@@ -302,8 +302,11 @@ func TestMemFSDirectories(t *testing.T) {
 	if err := m.Remove("/a/m"); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Rename("/a/b", "/a/bb"); err == nil {
-		t.Fatal("directory rename succeeded")
+	if err := m.Rename("/a/b", "/a/b/inside"); err == nil {
+		t.Fatal("a directory moved into itself")
+	}
+	if err := m.Rename("/a/b", "/a/z"); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("directory rename onto an existing name: %v, want fs.ErrExist", err)
 	}
 	if err := m.Rename("/a/z", "/a/b"); err == nil {
 		t.Fatal("rename over a directory succeeded")
@@ -745,4 +748,68 @@ func TestMemFSCrossDirRenameSyncedOnOneSide(t *testing.T) {
 	if got := memContent(t, m, "/a/f"); got != "w" {
 		t.Fatalf("rename between links removed the source: %q", got)
 	}
+}
+
+// A directory renamed keeps its contents; the new name is durable only
+// once the parent directory is synced, and before that a power cut brings
+// back the old name with everything in it.
+func TestMemFSDirRename(t *testing.T) {
+	for _, synced := range []bool{false, true} {
+		m := NewMemFS()
+		if err := m.MkdirAll("/d/p", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := m.OpenFile("/d/p/f", os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte("data"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.SyncDir("/d/p"); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Rename("/d/p", "/d/p.del"); err != nil {
+			t.Fatalf("rename a directory: %v", err)
+		}
+		if got := memRead(t, m, "/d/p.del/f"); got != "data" {
+			t.Fatalf("after the rename: %q", got)
+		}
+		if _, err := m.Stat("/d/p"); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("old name after the rename: %v", err)
+		}
+		if synced {
+			if err := m.SyncDir("/d"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m.PowerCutDropAll()
+		names, err := m.ReadDir("/d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, gone := "p.del", "p"
+		if !synced {
+			want, gone = gone, want
+		}
+		if !slices.Contains(names, want) || slices.Contains(names, gone) {
+			t.Fatalf("synced %v: /d holds %v after a power cut, want %s and not %s", synced, names, want, gone)
+		}
+		if got := memRead(t, m, "/d/"+want+"/f"); got != "data" {
+			t.Fatalf("synced %v: %q after a power cut", synced, got)
+		}
+	}
+}
+
+// memRead returns the content of name or fails the test.
+func memRead(t *testing.T, m *MemFS, name string) string {
+	t.Helper()
+	data, err := ReadFile(m, name)
+	if err != nil {
+		t.Fatalf("read %s: %v", name, err)
+	}
+	return string(data)
 }

@@ -24,10 +24,12 @@ type Node struct {
 
 	confState *pb.ConfState
 	applied   uint64
-	snapIndex uint64
-	announced uint64      // the last term this node announced itself as controller in
-	pending   []*proposal // proposals not yet resolved, in proposal order
-	failed    error       // set once: storage or apply failure; the node is stopped
+	// startCommit is the commit index in storage at start (StartCommit).
+	startCommit uint64
+	snapIndex   uint64
+	announced   uint64      // the last term this node announced itself as controller in
+	pending     []*proposal // proposals not yet resolved, in proposal order
+	failed      error       // set once: storage or apply failure; the node is stopped
 }
 
 // proposal is one Propose call waiting for its outcome.
@@ -60,7 +62,7 @@ func NewNode(cfg Config, st *Storage) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
-	n := &Node{cfg: cfg, st: st, rn: rn, confState: cs, applied: idx, snapIndex: idx}
+	n := &Node{cfg: cfg, st: st, rn: rn, confState: cs, applied: idx, snapIndex: idx, startCommit: hs.GetCommit()}
 	n.image.Store(img)
 	if len(cfg.Voters) == 1 {
 		if err := rn.Campaign(); err != nil {
@@ -118,6 +120,12 @@ func (n *Node) IsLeader() bool { return n.rn.BasicStatus().RaftState == raft.Sta
 
 // Term returns the node's current raft term.
 func (n *Node) Term() uint64 { return n.rn.BasicStatus().GetTerm() }
+
+// StartCommit returns the commit index the node's storage held when it
+// started. Every entry applied before a restart is at or below it, so an
+// image whose Offset reaches it holds all that state (and on a fresh node
+// it is 0).
+func (n *Node) StartCommit() uint64 { return n.startCommit }
 
 // Applied returns the raft index of the last applied entry.
 func (n *Node) Applied() uint64 { return n.applied }

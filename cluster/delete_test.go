@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirmq/weir/log"
 )
 
 // TestDeleteAndRecreateTopic produces to every partition of a topic,
@@ -140,6 +143,54 @@ func TestStrayLogRemovedAtStart(t *testing.T) {
 		t.Errorf("the deleted topic's directory is still there after the start: %v", err)
 	}
 	adm = adminOf(t, n)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatalf("create again: %v", err)
+	}
+	offs, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := offs.Lookup(topic, 0); o.Err != nil || o.Offset != 0 {
+		t.Fatalf("topic created again ends at %d (%v), want 0: it serves the deleted topic's records", o.Offset, o.Err)
+	}
+}
+
+// TestRecreateAfterFailedDelete fails the removal of a deleted topic's
+// directory (an I/O error on rename): the deletion still stands, and a
+// topic created again under the name must start empty rather than open
+// the directory the deleted topic left.
+func TestRecreateAfterFailedDelete(t *testing.T) {
+	mem := log.NewMemFS()
+	n, sys := plStartNode(t, mem)
+	defer stopNode(t, n, sys)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const topic = "orders"
+	adm := adminOf(t, n)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr().String()), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("a")}, &kgo.Record{Value: []byte("b")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	mem.SetFaults(func(op, path string) error {
+		if op == "rename" && path == "/data/"+topic+"-0" {
+			return syscall.EIO
+		}
+		return nil
+	})
+	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	mem.SetFaults(nil)
+	if _, err := mem.Stat("/data/" + topic + "-0"); err != nil {
+		t.Fatalf("the failed removal should have left the directory: %v", err)
+	}
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
 		t.Fatalf("create again: %v", err)
 	}

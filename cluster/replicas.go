@@ -239,6 +239,16 @@ func (s *replicaSet) start(t *metadata.Topic, index int32, overrides map[string]
 		return nil, err
 	}
 	tp := log.TopicPartition{Topic: t.Name(), Partition: index}
+	// A directory left by an earlier topic of this name (its deletion
+	// failed) must not be served as this topic's log.
+	if id, ok, err := s.logs.DirTopicID(tp); err != nil {
+		return nil, fmt.Errorf("open log %s: %w", tp, err)
+	} else if ok && id != [16]byte(t.ID()) {
+		s.log.Warn("removing the log of an earlier topic of the same name", "partition", tp.String())
+		if err := s.logs.DeleteLogs([]log.TopicPartition{tp}); err != nil {
+			return nil, fmt.Errorf("open log %s: the log of an earlier topic of the same name is in the way: %w", tp, err)
+		}
+	}
 	l, err := s.logs.OpenLog(tp, lc, t.ID())
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", tp, err)

@@ -32,6 +32,22 @@ func (c *coordinators) leadership(tp log.TopicPartition, client *partition.Clien
 	c.groups.Unload(tp.Partition)
 }
 
+// topicsDeleted tells the coordinators the topics that were in old and
+// are not in img (by topic id): their groups drop the offsets committed
+// for them.
+func (c *coordinators) topicsDeleted(old, img *metadata.Image) {
+	if c == nil || old == nil {
+		return
+	}
+	var names []string
+	for _, t := range old.Topics() {
+		if _, ok := img.TopicByID(t.ID()); !ok {
+			names = append(names, t.Name())
+		}
+	}
+	c.groups.TopicsDeleted(names)
+}
+
 // removed tells the coordinators a partition replica is gone (its topic
 // deleted or the replica moved away).
 func (c *coordinators) removed(tp log.TopicPartition) {

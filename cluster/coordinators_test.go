@@ -102,3 +102,71 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 		t.Errorf("readers after restart: state %q protocol type %q, want Empty consumer", d.State, d.ProtocolType)
 	}
 }
+
+// TestDeletedTopicOffsetsRemoved commits offsets for two topics, deletes
+// one: its offsets go (and stay gone after a restart), the other's stay,
+// so a topic created again under the name is not read from the deleted
+// one's positions.
+func TestDeletedTopicOffsetsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0"}
+	n, sys := testNode(t, dir, props)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	adm := adminOf(t, n)
+	for _, topic := range []string{"gone", "kept"} {
+		if _, err := adm.CreateTopic(ctx, 2, 1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offsets := kadm.Offsets{}
+	for _, topic := range []string{"gone", "kept"} {
+		for p := range int32(2) {
+			offsets.Add(kadm.Offset{Topic: topic, Partition: p, At: 5 + int64(p), LeaderEpoch: -1})
+		}
+	}
+	if resp, err := adm.CommitOffsets(ctx, "readers", offsets); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	if _, err := adm.DeleteTopic(ctx, "gone"); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	check := func(adm *kadm.Client, when string) {
+		t.Helper()
+		// The coordinator drops the offsets once it hears of the deletion;
+		// wait for that, then check what is left.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got, err := adm.FetchOffsets(ctx, "readers")
+			if err != nil {
+				t.Fatalf("%s: fetch offsets: %v", when, err)
+			}
+			var gone, kept int
+			got.Each(func(o kadm.OffsetResponse) {
+				switch {
+				case o.Err != nil:
+					t.Fatalf("%s: %s-%d: %v", when, o.Topic, o.Partition, o.Err)
+				case o.Topic == "gone":
+					gone++
+				case o.Topic == "kept" && o.At == 5+int64(o.Partition):
+					kept++
+				}
+			})
+			if kept != 2 {
+				t.Fatalf("%s: %d of the kept topic's 2 offsets left: %v", when, kept, got)
+			}
+			if gone == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d offsets of the deleted topic still committed", when, gone)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	check(adm, "after the delete")
+	stopNode(t, n, sys)
+	n, sys = testNode(t, dir, props)
+	defer stopNode(t, n, sys)
+	check(adminOf(t, n), "after a restart")
+}

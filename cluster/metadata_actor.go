@@ -151,6 +151,7 @@ func (a *metadataActor) handleReady() {
 			a.straysRemoved = true
 		}
 		a.n.replicas.reconcile(img)
+		a.n.groups.topicsDeleted(a.applied, img)
 		a.applied = img
 		a.n.image.Store(img)
 	}

@@ -65,6 +65,8 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.perform(ctx, a.s.route(m, ctx.Sender(), a.nowMs()))
 	case *Tick:
 		a.perform(ctx, a.s.g.Tick(&Tick{NowMs: a.nowMs()}))
+	case *TopicsDeleted:
+		a.perform(ctx, a.s.g.TopicsDeleted(&TopicsDeleted{NowMs: a.nowMs(), Topics: m.Topics}))
 	case *partition.AppendBatchesResult:
 		if !a.inflight[m.ID] {
 			return

@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,6 +76,20 @@ func (c *Coordinators) Load(partition int32, p Partition, leaderEpoch int32) {
 	}
 	co.pid = c.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return mg }))
 	c.m[partition] = co
+}
+
+// TopicsDeleted tells every coordinator's groups that topics were
+// deleted: their committed offsets are removed, with tombstones. It
+// returns at once.
+func (c *Coordinators) TopicsDeleted(topics []string) {
+	if len(topics) == 0 {
+		return
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, co := range c.m {
+		c.system.Root.Send(co.pid, &TopicsDeleted{Topics: slices.Clone(topics)})
+	}
 }
 
 // Unload unloads the coordinator of partition, if there is one: its

@@ -174,14 +174,16 @@ func (l *Loader) Groups(cfg Config, nowMs int64) ([]*Group, error) {
 	for id := range l.groups {
 		ids = append(ids, id)
 	}
-	for id := range l.offsets {
-		if _, ok := l.groups[id]; !ok {
+	// A group known only from offsets whose tombstones all came later is
+	// not loaded, as in Kafka (its offsets map is empty).
+	for id, m := range l.offsets {
+		if _, ok := l.groups[id]; !ok && len(m) > 0 {
 			ids = append(ids, id)
 		}
 	}
 	for _, byGroup := range l.txn {
-		for id := range byGroup {
-			if _, ok := l.groups[id]; !ok && l.offsets[id] == nil && !slices.Contains(ids, id) {
+		for id, m := range byGroup {
+			if _, ok := l.groups[id]; !ok && len(l.offsets[id]) == 0 && len(m) > 0 && !slices.Contains(ids, id) {
 				ids = append(ids, id)
 			}
 		}

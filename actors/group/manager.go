@@ -55,6 +55,9 @@ type manager struct {
 	groups     map[string]*groupRef
 	cancelLoad context.CancelFunc
 	loadStart  time.Time
+	// deletedDuringLoad are topics deleted while the groups were loading,
+	// passed on to them once loaded.
+	deletedDuringLoad []string
 }
 
 // Manager messages.
@@ -80,6 +83,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.onRoute(ctx, msg)
 	case *ListGroups:
 		m.onListGroups(ctx, msg)
+	case *TopicsDeleted:
+		m.onTopicsDeleted(ctx, msg)
 	case *Tick:
 		m.onTick(ctx, msg)
 	case *groupRemovable:
@@ -129,6 +134,10 @@ func (m *manager) onLoaded(ctx actor.Context, msg *groupsLoaded) {
 		m.spawn(ctx, newStepper(g), Output{NextDeadlineMs: g.nextDeadline()})
 	}
 	m.state = active
+	if len(m.deletedDuringLoad) > 0 {
+		m.onTopicsDeleted(ctx, &TopicsDeleted{Topics: m.deletedDuringLoad})
+		m.deletedDuringLoad = nil
+	}
 	m.log.Log(context.Background(), quietIfNone(len(msg.groups)), "group coordinator loaded", "leader_epoch", m.epoch,
 		"groups", len(msg.groups), "batches", msg.batches, "records", msg.records,
 		"took", time.Since(m.loadStart).Round(time.Millisecond).String())
@@ -213,6 +222,19 @@ func (m *manager) onListGroups(ctx actor.Context, msg *ListGroups) {
 	}
 	if ctx.Sender() != nil {
 		ctx.Send(ctx.Sender(), res)
+	}
+}
+
+// onTopicsDeleted passes a deletion on to every group; during the load
+// it is kept and passed on once the groups are loaded.
+func (m *manager) onTopicsDeleted(ctx actor.Context, msg *TopicsDeleted) {
+	switch m.state {
+	case loading:
+		m.deletedDuringLoad = append(m.deletedDuringLoad, msg.Topics...)
+	case active:
+		for _, ref := range m.groups {
+			ctx.Send(ref.pid, msg)
+		}
 	}
 }
 

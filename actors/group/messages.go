@@ -76,6 +76,15 @@ type DeleteGroup struct {
 // member expiry and offset expiry.
 type Tick struct{ NowMs int64 }
 
+// TopicsDeleted tells the groups that topics were deleted: their
+// committed offsets go, with tombstones, so that a topic created again
+// under the name is not read from the deleted one's positions (Kafka's
+// onPartitionsDeleted).
+type TopicsDeleted struct {
+	NowMs  int64
+	Topics []string
+}
+
 // Unload tells the group its __consumer_offsets partition is no longer
 // led here: it turns Dead and answers every parked or waiting request
 // NOT_COORDINATOR (Kafka's onGroupUnloaded).

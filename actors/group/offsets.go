@@ -110,6 +110,31 @@ func (s *offsetStore) remove(tps []TopicPartition) []TopicPartition {
 	return removed
 }
 
+// ofTopics returns the partitions of topics with an offset committed or
+// being committed, in topic, partition order.
+func (s *offsetStore) ofTopics(topics map[string]bool) []TopicPartition {
+	set := map[TopicPartition]bool{}
+	for tp := range s.committed {
+		set[tp] = set[tp] || topics[tp.Topic]
+	}
+	for tp := range s.pending {
+		set[tp] = set[tp] || topics[tp.Topic]
+	}
+	for _, m := range s.pendingTxn {
+		for tp := range m {
+			set[tp] = set[tp] || topics[tp.Topic]
+		}
+	}
+	var out []TopicPartition
+	for tp, in := range set {
+		if in {
+			out = append(out, tp)
+		}
+	}
+	slices.SortFunc(out, compareTP)
+	return out
+}
+
 // sortedCommitted returns the committed partitions in topic, partition
 // order.
 func (s *offsetStore) sortedCommitted() []TopicPartition {
@@ -193,6 +218,31 @@ func (g *Group) expireOffsets() {
 		g.logf("group %s: expired %d offsets", g.id, len(removed))
 	}
 	g.cleanup(removed, nil)
+}
+
+// TopicsDeleted removes the offsets of topics that were deleted and
+// appends their tombstones; an Empty group left without offsets turns
+// Dead (Kafka's cleanupGroupMetadata on partition deletion). Nothing
+// answers it.
+func (g *Group) TopicsDeleted(m *TopicsDeleted) Output {
+	return g.step(m.NowMs, func() {
+		if g.absent || g.state == Dead || len(m.Topics) == 0 {
+			return
+		}
+		topics := make(map[string]bool, len(m.Topics))
+		for _, t := range m.Topics {
+			topics[t] = true
+		}
+		tps := g.offsets.ofTopics(topics)
+		if len(tps) == 0 {
+			return
+		}
+		removed := g.offsets.remove(tps)
+		g.logf("group %s: removed %d offsets of deleted topics", g.id, len(removed))
+		// Tombstones for the commits still in flight too: their records
+		// reach the log before these, and must not come back at a reload.
+		g.cleanup(tps, nil)
+	})
 }
 
 // cleanup is Kafka's cleanupGroupMetadata after offsets were removed: an

@@ -102,6 +102,8 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		return fmt.Sprintf("%s type=%q state=%s group-type=%s", l.Group, l.ProtocolType, l.GroupState, l.GroupType)
 	case "tick":
 		return s.render(s.g.Tick(&Tick{NowMs: s.now}))
+	case "topics-deleted":
+		return s.render(s.g.TopicsDeleted(&TopicsDeleted{NowMs: s.now, Topics: listArg(td, "topics")}))
 	case "unload":
 		return s.render(s.g.Unload(&Unload{NowMs: s.now}))
 	case "done":

@@ -318,6 +318,7 @@ func (s *replicaSet) configs(overrides map[string]string) (log.Config, partition
 		}
 	}
 	rc.GroupCommit = lc.FlushMessages == 1
+	rc.Compacted = lc.CleanupCompact
 	rc.ProducerIDExpirationMs = s.broker.Int("producer.id.expiration.ms")
 	return lc, rc, nil
 }

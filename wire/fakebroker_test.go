@@ -214,6 +214,7 @@ func (b *fakeBroker) reconcile() error {
 			}
 			rc := partition.DefaultConfig()
 			rc.NodeID = b.node
+			rc.Compacted = lc.CleanupCompact
 			c := partition.Spawn(b.system, partition.ActorConfig{Log: l, Replica: rc})
 			c.BecomeLeader(&partition.BecomeLeader{LeaderEpoch: p.LeaderEpoch, ISR: p.ISR})
 			b.replicas[k] = c

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"testing"
 	"time"
@@ -284,6 +285,72 @@ func TestProduceBadInput(t *testing.T) {
 			wantCode(t, "other connection", dial(t, s).produce(9, 1, topic, 0, makeBatch(t, batchOpts(), 1, 1)).ErrorCode, nil)
 		})
 	}
+}
+
+// The leader walks the records of every batch it can without
+// decompressing, and of every batch of a compacted topic (Kafka's
+// LogValidator): records that do not parse under a valid CRC get
+// CORRUPT_MESSAGE, a record without a key on a compacted topic
+// INVALID_RECORD, and nothing is appended.
+func TestProduceRecordChecks(t *testing.T) {
+	s, b := startBroker(t, nil)
+	createTopic(t, b, "plain", 1)
+	var id metadata.UUID
+	copy(id[:], "compacted")
+	if _, err := b.Propose(context.Background(), func(img *metadata.Image) ([]metadata.Record, error) {
+		return metadata.NewTopicRecords(img, "compacted", 1, 1, map[string]string{"cleanup.policy": "compact"}, nil, id)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return replica(t, b, "compacted", 0).Status().Role == partition.Leader })
+
+	// Record 0's offset delta is the byte after its length, attributes and
+	// timestamp delta (one byte each here); its key length the next.
+	reorder := makeBatch(t, batchOpts(), 2, 10)
+	len0, _ := binary.Varint(reorder[batch.HeaderSize:])
+	reorder[batch.HeaderSize+3] = 2             // record 0: delta 1
+	reorder[batch.HeaderSize+1+int(len0)+3] = 0 // record 1: delta 0
+	batch.SetCRC(reorder)
+	overrun := makeBatch(t, batchOpts(), 2, 10)
+	overrun[batch.HeaderSize+4] = 0x7e // key length 63, past the record
+	batch.SetCRC(overrun)
+	keyless := func(codec int16) []byte {
+		o := batchOpts()
+		o.Codec = codec
+		recs := []kmsg.Record{{Key: []byte("k"), Value: []byte("v")}, {OffsetDelta: 1, Value: []byte("no key")}}
+		out, err := batch.Build(o, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	cases := []struct {
+		name, topic string
+		records     []byte
+		want        *kerr.Error
+	}{
+		{"offset deltas out of order", "plain", reorder, kerr.CorruptMessage},
+		{"key overruns its record", "plain", overrun, kerr.CorruptMessage},
+		{"record without a key, compacted", "compacted", keyless(batch.CodecNone), kerr.InvalidRecord},
+		{"record without a key, compacted, zstd", "compacted", keyless(batch.CodecZstd), kerr.InvalidRecord},
+		{"record without a key, not compacted", "plain", keyless(batch.CodecNone), nil},
+		{"keyed records, compacted, lz4", "compacted", func() []byte { o := batchOpts(); o.Codec = batch.CodecLz4; return makeBatch(t, o, 3, 10) }(), nil},
+	}
+	c := dial(t, s)
+	for _, tc := range cases {
+		r := replica(t, b, tc.topic, 0)
+		before := r.Status().LogEndOffset
+		p := c.produce(9, 1, tc.topic, 0, tc.records)
+		wantCode(t, tc.name, p.ErrorCode, tc.want)
+		after := r.Status().LogEndOffset
+		switch {
+		case tc.want != nil && after != before:
+			t.Errorf("%s: log end %d -> %d: something was appended", tc.name, before, after)
+		case tc.want == nil && after == before:
+			t.Errorf("%s: nothing appended", tc.name)
+		}
+	}
+	wantCode(t, "same connection afterwards", c.produce(9, 1, "plain", 0, makeBatch(t, batchOpts(), 1, 1)).ErrorCode, nil)
 }
 
 // An acks=0 produce that fails closes its connection (rule 7) and appends

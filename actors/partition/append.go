@@ -143,8 +143,24 @@ func (r *Replica) validate(m *AppendBatches) (ProducerBatch, *AppendBatchesResul
 	if msg := clientBatchProblem(hdr.NumRecords, hdr.LastOffsetDelta, hdr.Attributes, hdr.ProducerID, hdr.FirstSequence); msg != "" {
 		return fail(kerr.InvalidRecord.Code, "%s", msg)
 	}
+	// The records themselves, as Kafka's LogValidator walks them: a batch
+	// whose CRC holds but whose records do not parse would stop every
+	// consumer that reaches it. An uncompressed batch is walked in place;
+	// a compressed one is decompressed only where keys must be checked.
+	if hdr.Attributes&batch.CodecMask == batch.CodecNone || r.cfg.Compacted {
+		if err := batch.CheckRecords(batches[0], r.cfg.Compacted, maxDecompressedBatch); err != nil {
+			if errors.Is(err, batch.ErrNoKey) {
+				return fail(kerr.InvalidRecord.Code, "compacted topic cannot accept a record without a key: %v", err)
+			}
+			return fail(appendErrorCode(err), "%v", err)
+		}
+	}
 	return BatchFromHeader(hdr), nil
 }
+
+// maxDecompressedBatch bounds the records of one compressed batch the
+// leader decompresses to check them.
+const maxDecompressedBatch = 64 << 20
 
 // clientBatchProblem applies LogValidator's checks of a producer's batch:
 // an INVALID_RECORD reason, or "".

@@ -28,6 +28,10 @@ type Config struct {
 	// append time (AppendBatches.NowMs), sets the timestamp-type attribute
 	// bit and recomputes the CRC, without recompressing.
 	LogAppendTime bool
+	// Compacted is a cleanup.policy that includes compact: every record
+	// must have a key (INVALID_RECORD otherwise, as Kafka), so compressed
+	// batches are decompressed to check.
+	Compacted bool
 	// ProducerIDExpirationMs is producer.id.expiration.ms: a producer
 	// without a transaction is forgotten this long after its last batch's
 	// timestamp. Default 86400000 (one day).

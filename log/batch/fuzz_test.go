@@ -79,6 +79,7 @@ func checkDecoders(t *testing.T, b []byte) {
 	if (err == nil) != (ferr == nil) {
 		t.Fatalf("Records: %v; ForEachRecord: %v", err, ferr)
 	}
+	checkRecordsAgrees(t, b, records, err)
 	if err != nil {
 		return
 	}
@@ -92,6 +93,36 @@ func checkDecoders(t *testing.T, b []byte) {
 		_ = Timestamp(b, &records[i])
 	}
 	checkRebuild(t, b, rb, records)
+}
+
+// checkRecordsAgrees checks CheckRecords against Records (whose result is
+// records, rerr): it accepts only what Records decodes, with offset deltas
+// 0, 1, 2, ...; requiring keys never accepts more, and on a batch it
+// accepts fails with ErrNoKey exactly when a record has no key.
+func checkRecordsAgrees(t *testing.T, b []byte, records []kmsg.Record, rerr error) {
+	err := CheckRecords(b, false, fuzzLimit)
+	if err != nil {
+		if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTruncated) {
+			t.Fatalf("CheckRecords: %v wraps neither ErrCorrupt nor ErrTruncated", err)
+		}
+		if kerr := CheckRecords(b, true, fuzzLimit); kerr == nil {
+			t.Fatalf("CheckRecords accepted with keys required what it rejects without: %v", err)
+		}
+		return
+	}
+	if rerr != nil {
+		t.Fatalf("CheckRecords accepted what Records rejects: %v", rerr)
+	}
+	keyless := false
+	for i := range records {
+		if records[i].OffsetDelta != int32(i) {
+			t.Fatalf("CheckRecords accepted record %d with offset delta %d", i, records[i].OffsetDelta)
+		}
+		keyless = keyless || records[i].Key == nil
+	}
+	if kerr := CheckRecords(b, true, fuzzLimit); keyless != errors.Is(kerr, ErrNoKey) || (!keyless && kerr != nil) {
+		t.Fatalf("CheckRecords with keys required: %v; a record without a key: %v", kerr, keyless)
+	}
 }
 
 // checkSplit checks that Split's batches tile a prefix of b, and all of it

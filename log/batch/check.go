@@ -43,19 +43,13 @@ func CheckRecords(b []byte, needKeys bool, limit int) error {
 			return bad(i, pos, "length prefix %d (%d bytes left)", length, len(section)-pos)
 		}
 		body := section[pos+n : pos+n+int(length)]
-		used, what := bodyLen(body)
+		used, delta, keyLen, what := scanBody(body)
 		switch {
 		case what != "":
 			return bad(i, pos, "%s", what)
 		case used != int(length):
 			return bad(i, pos, "fields take %d of %d bytes", used, length)
 		}
-		// bodyLen accepted the fields: read the two that matter here.
-		s := bodyScan{b: body}
-		s.skip(1, "attributes")
-		s.varlong("timestamp delta")
-		delta := s.varint("offset delta")
-		keyLen := s.varint("key")
 		if delta != i {
 			return bad(i, pos, "offset delta %d, want %d", delta, i)
 		}

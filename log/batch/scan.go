@@ -9,6 +9,10 @@ import (
 // varint reads a zigzag varint of at most 5 bytes holding 32 bits, as Kafka
 // and kmsg do. n <= 0 means b ends inside it or it is too long.
 func varint(b []byte) (v int32, n int) {
+	if len(b) > 0 && b[0] < 0x80 { // one byte: most lengths and deltas
+		x := uint32(b[0])
+		return int32(x>>1) ^ -int32(x&1), 1
+	}
 	u, n := binary.Uvarint(b)
 	if n <= 0 || n > 5 || u > math.MaxUint32 {
 		return 0, -1
@@ -19,7 +23,13 @@ func varint(b []byte) (v int32, n int) {
 
 // varlong reads a zigzag varint of at most 10 bytes. n <= 0 means b ends
 // inside it or it overflows 64 bits.
-func varlong(b []byte) (v int64, n int) { return binary.Varint(b) }
+func varlong(b []byte) (v int64, n int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		x := uint64(b[0])
+		return int64(x>>1) ^ -int64(x&1), 1
+	}
+	return binary.Varint(b)
+}
 
 // bodyScan walks the fields of one record body without decoding them. On
 // the first problem it records the field and the problem and jumps to the
@@ -90,22 +100,34 @@ func (s *bodyScan) bytes(field string, nullable bool) {
 // It runs before kmsg decodes the record, so a header count it accepts is
 // bounded by the bytes left (each header takes at least two).
 func bodyLen(body []byte) (int, string) {
+	used, _, _, what := scanBody(body)
+	return used, what
+}
+
+// scanBody is bodyLen that also returns the record's offset delta and key
+// length (-1: null key), valid when the problem is "".
+func scanBody(body []byte) (used int, offsetDelta, keyLen int32, what string) {
 	s := bodyScan{b: body}
 	s.skip(1, "attributes")
 	s.varlong("timestamp delta")
-	s.varint("offset delta")
-	s.bytes("key", true)
+	offsetDelta = s.varint("offset delta")
+	keyLen = s.varint("key")
+	if keyLen < 0 {
+		keyLen = -1
+	} else if keyLen > 0 {
+		s.skip(int(keyLen), "key")
+	}
 	s.bytes("value", true)
 	headers := s.varint("header count")
 	if s.field == "" && (headers < 0 || int(headers) > (len(s.b)-s.off)/2) {
-		return s.off, fmt.Sprintf("header count %d with %d bytes left", headers, len(s.b)-s.off)
+		return s.off, offsetDelta, keyLen, fmt.Sprintf("header count %d with %d bytes left", headers, len(s.b)-s.off)
 	}
 	for i := int32(0); i < headers && s.field == ""; i++ {
 		s.bytes("header key", false)
 		s.bytes("header value", true)
 	}
 	if s.field != "" {
-		return s.off, s.field + ": " + s.problem
+		return s.off, offsetDelta, keyLen, s.field + ": " + s.problem
 	}
-	return s.off, ""
+	return s.off, offsetDelta, keyLen, ""
 }

@@ -19,6 +19,8 @@ package wire
 // request order (pipelined idempotent produces on one connection reach the
 // actor in order) and the Defer waits for the answers. acks=0 gets no
 // response on success and a closed connection on any error (rule 7).
+// Internal topics (__consumer_offsets) get INVALID_TOPIC_EXCEPTION, as in
+// Kafka: only their coordinators write there.
 
 import (
 	"context"
@@ -118,6 +120,11 @@ func (h *BrokerHandler) handleProduce(ctx context.Context, req *Request) Respons
 			*rp = newProducePartition(p.Partition)
 			c, meta, code := h.localReplica(img, t.Topic, p.Partition)
 			switch {
+			case metadata.IsInternalTopic(t.Topic):
+				// Only the coordinators write there, through the partition
+				// actor; a client's records would corrupt their state
+				// (Kafka: "Cannot append to internal topic").
+				code = kerr.InvalidTopicException.Code
 			case code == kerr.NotLeaderForPartition.Code:
 				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = meta.Leader, meta.LeaderEpoch
 			case code != 0:

@@ -260,6 +260,7 @@ func TestProduceBadInput(t *testing.T) {
 		{"acks=5", 9, 5, "bad", 0, good, kerr.InvalidRequiredAcks},
 		{"zstd on Produce v6", 6, 1, "bad", 0, makeBatch(t, zstd, 2, 10), kerr.UnsupportedCompressionType},
 		{"unknown topic", 9, 1, "nope", 0, good, kerr.UnknownTopicOrPartition},
+		{"internal topic", 9, 1, "__consumer_offsets", 0, good, kerr.InvalidTopicException},
 		{"unknown partition", 9, 1, "bad", 5, good, kerr.UnknownTopicOrPartition},
 		{"Produce v2", 2, 1, "bad", 0, good, kerr.UnsupportedVersion},
 	}

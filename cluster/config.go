@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,14 +81,14 @@ func (c *Config) dataDir() (string, error) {
 
 // listenAddr returns the host:port of the one listener.
 func (c *Config) listenAddr() (string, error) {
-	return oneListener("listeners", c.Broker.Listeners())
+	return c.oneListener("listeners", c.Broker.Listeners())
 }
 
 // advertisedAddr returns the host and port clients are told to use: the
 // advertised listener, or the bound address when it advertises port 0 or
 // a wildcard host.
 func (c *Config) advertisedAddr(bound net.Addr) (string, int32, error) {
-	addr, err := oneListener("advertised.listeners", c.Broker.AdvertisedListeners())
+	addr, err := c.oneListener("advertised.listeners", c.Broker.AdvertisedListeners())
 	if err != nil {
 		return "", 0, err
 	}
@@ -109,16 +110,31 @@ func (c *Config) advertisedAddr(bound net.Addr) (string, int32, error) {
 	return host, port, nil
 }
 
-// oneListener strips the NAME:// prefix of the single listener of list.
-func oneListener(name string, list []string) (string, error) {
-	if len(list) != 1 {
-		return "", fmt.Errorf("%w: %s %q: weir serves exactly one listener", ErrInvalidConfig, name, strings.Join(list, ","))
+// oneListener returns the host:port of the one listener of list (the
+// config name) that serves clients: entries named in
+// controller.listener.names are skipped, as weir's quorum needs no Kafka
+// listener, and the one left must map to PLAINTEXT in
+// listener.security.protocol.map.
+func (c *Config) oneListener(name string, list []string) (string, error) {
+	controllers := c.Broker.List("controller.listener.names")
+	var served []string
+	for _, l := range list {
+		if i := strings.Index(l, "://"); i < 0 || !slices.Contains(controllers, l[:i]) {
+			served = append(served, l)
+		}
 	}
-	l := list[0]
+	if len(served) != 1 {
+		return "", fmt.Errorf("%w: %s %q: weir serves exactly one listener (besides those in controller.listener.names)", ErrInvalidConfig, name, strings.Join(list, ","))
+	}
+	l := served[0]
 	if i := strings.Index(l, "://"); i >= 0 {
-		proto := l[:i]
+		listener := l[:i]
+		proto, err := c.securityProtocol(listener)
+		if err != nil {
+			return "", err
+		}
 		if proto != "PLAINTEXT" {
-			return "", fmt.Errorf("%w: %s %q: only PLAINTEXT listeners are served", ErrInvalidConfig, name, l)
+			return "", fmt.Errorf("%w: %s %q: listener %s is %s; only PLAINTEXT listeners are served", ErrInvalidConfig, name, l, listener, proto)
 		}
 		l = l[i+3:]
 	}
@@ -126,6 +142,21 @@ func oneListener(name string, list []string) (string, error) {
 		return "", fmt.Errorf("%w: %s: %w", ErrInvalidConfig, name, err)
 	}
 	return l, nil
+}
+
+// securityProtocol maps a listener name to its security protocol through
+// listener.security.protocol.map.
+func (c *Config) securityProtocol(listener string) (string, error) {
+	for _, pair := range strings.Split(c.Broker.String("listener.security.protocol.map"), ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), ":")
+		if !ok {
+			return "", fmt.Errorf("%w: listener.security.protocol.map: %q is not NAME:PROTOCOL", ErrInvalidConfig, pair)
+		}
+		if k == listener {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("%w: listener %s has no entry in listener.security.protocol.map", ErrInvalidConfig, listener)
 }
 
 func splitHostPort(addr string) (string, int32, error) {

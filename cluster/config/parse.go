@@ -13,7 +13,8 @@ import (
 // and by flags, over the table's defaults. The zero value is not usable;
 // build one with NewBroker, Parse or ParseFile.
 type Broker struct {
-	set map[string]setting
+	set     map[string]setting
+	ignored map[string]bool // Kafka configs set and not used (ignored.go)
 }
 
 // setting is one explicitly configured value and where it came from.
@@ -23,7 +24,9 @@ type setting struct {
 }
 
 // NewBroker returns a Broker with every config at its default.
-func NewBroker() *Broker { return &Broker{set: make(map[string]setting)} }
+func NewBroker() *Broker {
+	return &Broker{set: make(map[string]setting), ignored: make(map[string]bool)}
+}
 
 // ParseFile reads a server.properties file; see Parse.
 func ParseFile(path string) (*Broker, error) {
@@ -50,7 +53,9 @@ func ParseFile(path string) (*Broker, error) {
 //   - a key given twice keeps its last value.
 //
 // An unknown key or an invalid value is an error wrapping ErrInvalidConfig
-// that names the key and its line.
+// that names the key and its line. Kafka configs weir has no use for
+// (thread counts, socket buffers, KRaft's process layout) are accepted and
+// listed by Ignored.
 func Parse(r io.Reader) (*Broker, error) { return parse(r, "server.properties") }
 
 func parse(r io.Reader, name string) (*Broker, error) {
@@ -79,6 +84,10 @@ func (b *Broker) Override(name, value string) error {
 
 func (b *Broker) setValue(name, v, origin string) error {
 	e, ok := LookupBroker(name)
+	if !ok && ignoredBroker[name] {
+		b.ignored[name] = true
+		return nil
+	}
 	if !ok {
 		return fmt.Errorf("%w: Unknown broker config %s", ErrInvalidConfig, name)
 	}

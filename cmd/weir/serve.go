@@ -58,6 +58,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	cfg := cluster.NewConfig(broker)
 	cfg.Logger = logger
+	if ignored := broker.Ignored(); len(ignored) > 0 {
+		logger.Warn("server.properties sets Kafka configs weir does not use; they are ignored", "configs", strings.Join(ignored, ","))
+	}
 	node, err := cluster.StartNode(system, cfg)
 	if err != nil {
 		return err

@@ -103,8 +103,9 @@ func TestDeleteAndRecreateTopic(t *testing.T) {
 // TestStrayLogRemovedAtStart puts back, while the node is down, the
 // directory of a partition whose topic was deleted: what a crash between
 // the deletion's commit and the directory's removal leaves. The node must
-// remove it when it starts, so that a topic created again under the name
-// starts empty instead of serving the deleted topic's records.
+// set it aside (renamed "-stray", not deleted) when it starts, so that a
+// topic created again under the name starts empty instead of serving the
+// deleted topic's records.
 func TestStrayLogRemovedAtStart(t *testing.T) {
 	dir := t.TempDir()
 	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0"}
@@ -141,6 +142,9 @@ func TestStrayLogRemovedAtStart(t *testing.T) {
 	defer stopNode(t, n, sys)
 	if _, err := os.Stat(partDir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the deleted topic's directory is still there after the start: %v", err)
+	}
+	if strays, _ := filepath.Glob(partDir + ".*-stray"); len(strays) != 1 {
+		t.Errorf("set-aside directories %v, want one", strays)
 	}
 	adm = adminOf(t, n)
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
@@ -200,5 +204,24 @@ func TestRecreateAfterFailedDelete(t *testing.T) {
 	}
 	if o, _ := offs.Lookup(topic, 0); o.Err != nil || o.Offset != 0 {
 		t.Fatalf("topic created again ends at %d (%v), want 0: it serves the deleted topic's records", o.Offset, o.Err)
+	}
+}
+
+// TestFreshNodeKeepsForeignDirs starts a node on a data directory with no
+// metadata of weir's but a directory named like a partition: with no
+// history to judge it by, the node leaves it alone.
+func TestFreshNodeKeepsForeignDirs(t *testing.T) {
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "foreign-0")
+	if err := os.MkdirAll(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(foreign, "00000000000000000000.log"), []byte("not weir's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, sys := testNode(t, dir, nil)
+	stopNode(t, n, sys)
+	if data, err := os.ReadFile(filepath.Join(foreign, "00000000000000000000.log")); err != nil || string(data) != "not weir's" {
+		t.Fatalf("the foreign directory was touched: %q, %v", data, err)
 	}
 }

@@ -147,7 +147,11 @@ func (a *metadataActor) handleReady() {
 	// directory that now holds another topic's data.
 	if img := a.q.Image(); img != a.applied && uint64(img.Offset()) >= a.q.StartCommit() {
 		if !a.straysRemoved {
-			a.n.replicas.removeStrays(img)
+			// A node without metadata from before has no history to judge
+			// directories by: whatever is in its data directory is left.
+			if a.q.StartCommit() > 0 {
+				a.n.replicas.removeStrays(img)
+			}
 			a.straysRemoved = true
 		}
 		a.n.replicas.reconcile(img)

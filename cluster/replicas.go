@@ -138,14 +138,15 @@ func (s *replicaSet) removeGone(live map[replicaKey]bool) {
 	}
 }
 
-// removeStrays deletes, once img holds everything applied before the
+// removeStrays sets aside, once img holds everything applied before the
 // node started, the partition logs on disk that img gives no replica on
 // this node, or whose partition.metadata names another topic id: what a
 // crash leaves when it comes between a deletion's commit and the removal
-// of its directories. Left there, a topic created again under the name
-// would open them and serve the deleted topic's records. Kafka removes
-// such "stray" logs at start-up too. The metadata log's own partition is
-// never touched.
+// of its directories. Left in place, a topic created again under the name
+// would open them and serve the deleted topic's records. Kafka deals with
+// such "stray" logs at start-up too. They are renamed "<name>.<time>-stray"
+// rather than deleted, so nothing is lost if a directory was not weir's
+// to judge. The metadata log's own partition is never touched.
 func (s *replicaSet) removeStrays(img *metadata.Image) {
 	onDisk, err := s.logs.Partitions()
 	if err != nil {
@@ -180,9 +181,12 @@ func (s *replicaSet) removeStrays(img *metadata.Image) {
 	if len(strays) == 0 {
 		return
 	}
-	s.log.Warn("removing partition logs of deleted topics", "partitions", len(strays), "first", strays[0].String())
-	if err := s.logs.DeleteLogs(strays); err != nil {
-		s.log.Error("removing stray partition logs", "partitions", len(strays), "err", err)
+	aside, err := s.logs.SetAsideLogs(strays)
+	if err != nil {
+		s.log.Error("setting aside stray partition logs", "partitions", len(strays), "err", err)
+	}
+	for _, path := range aside {
+		s.log.Warn("partition log of no topic this node holds set aside; remove it once not needed", "path", path)
 	}
 }
 

@@ -342,8 +342,35 @@ func (m *Manager) DeleteLog(tp TopicPartition) error {
 // partition. A partition without a directory is not an error. On an error
 // the rest are still attempted; the first error is returned.
 func (m *Manager) DeleteLogs(tps []TopicPartition) error {
+	asides, err := m.setAside(tps, "delete")
+	if err != nil {
+		return err
+	}
+	for _, aside := range asides {
+		if rerr := m.fs.RemoveAll(aside); rerr != nil && err == nil {
+			err = fmt.Errorf("delete partition directory %s: %w", aside, rerr)
+		}
+	}
+	return err
+}
+
+// SetAsideLogs closes partitions' logs and renames their directories to
+// "<name>.<time>-stray", durably, without deleting anything: the logs are
+// out of the way of partitions created under the same names, and an
+// operator can still look at them or remove them. It returns the new
+// paths. Errors are as DeleteLogs's.
+func (m *Manager) SetAsideLogs(tps []TopicPartition) ([]string, error) {
+	return m.setAside(tps, "stray")
+}
+
+// setAside closes tps' logs, renames their directories to
+// "<name>.<time>-<suffix>", syncs the data directory once and rewrites the
+// checkpoint files without them. It returns the renamed paths; on an error
+// the rest are still attempted and the first error is returned, but if the
+// sync fails the renames may not be durable and none is returned.
+func (m *Manager) setAside(tps []TopicPartition, suffix string) ([]string, error) {
 	if len(tps) == 0 {
-		return nil
+		return nil, nil
 	}
 	var first error
 	keep := func(err error) {
@@ -365,10 +392,10 @@ func (m *Manager) DeleteLogs(tps []TopicPartition) error {
 			l.closeFiles()
 			dir = l.dir
 		}
-		aside := fmt.Sprintf("%s.%x-delete", dir, m.cfg.Now().UnixNano())
+		aside := fmt.Sprintf("%s.%x-%s", dir, m.cfg.Now().UnixNano(), suffix)
 		if err := m.fs.Rename(dir, aside); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				keep(fmt.Errorf("delete partition %s: %w", tp, err))
+				keep(fmt.Errorf("set aside partition %s: %w", tp, err))
 			}
 			continue
 		}
@@ -378,19 +405,14 @@ func (m *Manager) DeleteLogs(tps []TopicPartition) error {
 		if err := m.fs.SyncDir(m.dir); err != nil {
 			// The renames may not be durable: leave the directories where
 			// recovery finds them (an aside directory is removed at open).
-			keep(fmt.Errorf("delete %d partitions: %w", len(tps), err))
-			return first
-		}
-	}
-	for _, aside := range asides {
-		if err := m.fs.RemoveAll(aside); err != nil {
-			keep(fmt.Errorf("delete partition directory %s: %w", aside, err))
+			keep(fmt.Errorf("set aside %d partitions: %w", len(tps), err))
+			return nil, first
 		}
 	}
 	if err := m.forgetDeleted(); err != nil {
 		keep(err)
 	}
-	return first
+	return asides, first
 }
 
 // forgetDeleted rewrites the checkpoint files without the partitions

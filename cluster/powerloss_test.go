@@ -73,6 +73,9 @@ func TestNodePowerLoss(t *testing.T) {
 		when := fmt.Sprintf("round %d, after %d cuts", round, round)
 		plCheck(ctx, t, n, durable, when)
 		plCheckTopics(ctx, t, n, fsys, round, when)
+		if round > 0 {
+			plCheckCommitted(ctx, t, n, round-1, when)
+		}
 		// Topic creation and deletion answered before the cut must last
 		// too: each round creates one topic and deletes the last round's.
 		adm := adminOf(t, n)
@@ -87,8 +90,16 @@ func TestNodePowerLoss(t *testing.T) {
 
 		p := plStartProducer(ctx, t, n, next)
 		// Cut once a random number of records are acknowledged, with more
-		// in flight.
+		// in flight, and a group committed offsets (every topic fsyncs, so
+		// __consumer_offsets too: a commit answered must survive the cut).
 		p.waitAcked(t, 50+rng.IntN(1500))
+		offsets := kadm.Offsets{}
+		for part := range int32(plPartitions) {
+			offsets.Add(kadm.Offset{Topic: plTopic, Partition: part, At: int64(round*100) + int64(part), LeaderEpoch: -1})
+		}
+		if resp, err := adm.CommitOffsets(ctx, plGroup, offsets); err != nil || resp.Error() != nil {
+			t.Fatalf("round %d: commit: %v %v", round, err, resp.Error())
+		}
 		acked := p.snapshot()
 		cut := fsys.Clone()
 		dropAll := rng.IntN(4) == 0
@@ -110,6 +121,37 @@ func TestNodePowerLoss(t *testing.T) {
 	when := fmt.Sprintf("after the last of %d cuts", plRounds)
 	plCheck(ctx, t, n, durable, when)
 	plCheckTopics(ctx, t, n, fsys, plRounds, when)
+	plCheckCommitted(ctx, t, n, plRounds-1, when)
+}
+
+// plGroup commits offsets once a round.
+const plGroup = "readers"
+
+// plCheckCommitted checks that plGroup's offsets are the ones committed
+// in round, the last before the cut (waiting out the coordinator's load).
+func plCheckCommitted(ctx context.Context, t *testing.T, n *Node, round int, when string) {
+	t.Helper()
+	adm := adminOf(t, n)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := adm.FetchOffsets(ctx, plGroup)
+		if err == nil {
+			err = got.Error()
+		}
+		if err == nil {
+			for part := range int32(plPartitions) {
+				o, ok := got.Lookup(plTopic, part)
+				if want := int64(round*100) + int64(part); !ok || o.At != want {
+					t.Fatalf("%s: committed offset of partition %d is %d (found %v), want %d from round %d", when, part, o.At, ok, want, round)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: fetch offsets: %v", when, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // plMetaTopic is the topic round creates (and the next round deletes).
@@ -153,7 +195,8 @@ func plCheckTopics(ctx context.Context, t *testing.T, n *Node, fsys log.FS, roun
 func plStartNode(t *testing.T, fsys log.FS) (*Node, *actor.ActorSystem) {
 	t.Helper()
 	b := config.NewBroker()
-	for k, v := range map[string]string{"log.dirs": "/data", "listeners": "PLAINTEXT://127.0.0.1:0"} {
+	for k, v := range map[string]string{"log.dirs": "/data", "listeners": "PLAINTEXT://127.0.0.1:0",
+		"log.flush.interval.messages": "1", "group.initial.rebalance.delay.ms": "0"} {
 		if err := b.Override(k, v); err != nil {
 			t.Fatal(err)
 		}

@@ -147,16 +147,7 @@ func TestStrayLogRemovedAtStart(t *testing.T) {
 		t.Errorf("set-aside directories %v, want one", strays)
 	}
 	adm = adminOf(t, n)
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
-		t.Fatalf("create again: %v", err)
-	}
-	offs, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o, _ := offs.Lookup(topic, 0); o.Err != nil || o.Offset != 0 {
-		t.Fatalf("topic created again ends at %d (%v), want 0: it serves the deleted topic's records", o.Offset, o.Err)
-	}
+	createdAgainEmpty(ctx, t, adm, topic)
 }
 
 // TestRecreateAfterFailedDelete fails the removal of a deleted topic's
@@ -195,16 +186,7 @@ func TestRecreateAfterFailedDelete(t *testing.T) {
 	if _, err := mem.Stat("/data/" + topic + "-0"); err != nil {
 		t.Fatalf("the failed removal should have left the directory: %v", err)
 	}
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
-		t.Fatalf("create again: %v", err)
-	}
-	offs, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o, _ := offs.Lookup(topic, 0); o.Err != nil || o.Offset != 0 {
-		t.Fatalf("topic created again ends at %d (%v), want 0: it serves the deleted topic's records", o.Offset, o.Err)
-	}
+	createdAgainEmpty(ctx, t, adm, topic)
 }
 
 // TestFreshNodeKeepsForeignDirs starts a node on a data directory with no
@@ -223,5 +205,21 @@ func TestFreshNodeKeepsForeignDirs(t *testing.T) {
 	stopNode(t, n, sys)
 	if data, err := os.ReadFile(filepath.Join(foreign, "00000000000000000000.log")); err != nil || string(data) != "not weir's" {
 		t.Fatalf("the foreign directory was touched: %q, %v", data, err)
+	}
+}
+
+// createdAgainEmpty creates topic (one partition) again and checks that it
+// starts empty, not with the deleted topic's records.
+func createdAgainEmpty(ctx context.Context, t *testing.T, adm *kadm.Client, topic string) {
+	t.Helper()
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatalf("create again: %v", err)
+	}
+	offs, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := offs.Lookup(topic, 0); o.Err != nil || o.Offset != 0 {
+		t.Fatalf("topic created again ends at %d (%v), want 0: it serves the deleted topic's records", o.Offset, o.Err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/weirmq/weir/cluster/config"
 	"github.com/weirmq/weir/cluster/metadata"
 	"github.com/weirmq/weir/internal/leakcheck"
+	"github.com/weirmq/weir/log"
 )
 
 func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
@@ -20,10 +22,17 @@ func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 // testNode starts a node on dir with a loopback listener.
 func testNode(t *testing.T, dir string, props map[string]string) (*Node, *actor.ActorSystem) {
 	t.Helper()
+	all := map[string]string{"log.dirs": dir}
+	maps.Copy(all, props)
+	return startTestNode(t, all, nil)
+}
+
+// startTestNode starts a node with the broker configs props on fsys (nil:
+// the real file system), with a loopback listener and its log lines
+// discarded.
+func startTestNode(t *testing.T, props map[string]string, fsys log.FS) (*Node, *actor.ActorSystem) {
+	t.Helper()
 	b := config.NewBroker()
-	if err := b.Override("log.dirs", dir); err != nil {
-		t.Fatal(err)
-	}
 	for k, v := range props {
 		if err := b.Override(k, v); err != nil {
 			t.Fatal(err)
@@ -35,12 +44,13 @@ func testNode(t *testing.T, dir string, props map[string]string) (*Node, *actor.
 	}
 	cfg := NewConfig(b)
 	cfg.Listener = ln
+	cfg.FS = fsys
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	system := actor.NewActorSystem()
 	n, err := StartNode(system, cfg)
 	if err != nil {
 		system.Shutdown()
-		t.Fatal(err)
+		t.Fatalf("start node: %v", err)
 	}
 	return n, system
 }

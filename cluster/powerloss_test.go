@@ -3,10 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -18,7 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/weirmq/weir/cluster/config"
 	"github.com/weirmq/weir/log"
 )
 
@@ -191,31 +187,12 @@ func plCheckTopics(ctx context.Context, t *testing.T, n *Node, fsys log.FS, roun
 	}
 }
 
-// plStartNode starts a node on fsys with its data in /data.
+// plStartNode starts a node on fsys with its data in /data, every topic
+// fsyncing and groups rebalancing at once.
 func plStartNode(t *testing.T, fsys log.FS) (*Node, *actor.ActorSystem) {
 	t.Helper()
-	b := config.NewBroker()
-	for k, v := range map[string]string{"log.dirs": "/data", "listeners": "PLAINTEXT://127.0.0.1:0",
-		"log.flush.interval.messages": "1", "group.initial.rebalance.delay.ms": "0"} {
-		if err := b.Override(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := NewConfig(b)
-	cfg.Listener = ln
-	cfg.FS = fsys
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	system := actor.NewActorSystem()
-	n, err := StartNode(system, cfg)
-	if err != nil {
-		system.Shutdown()
-		t.Fatalf("start node: %v", err)
-	}
-	return n, system
+	return startTestNode(t, map[string]string{"log.dirs": "/data", "listeners": "PLAINTEXT://127.0.0.1:0",
+		"log.flush.interval.messages": "1", "group.initial.rebalance.delay.ms": "0"}, fsys)
 }
 
 // plPosition is where an acknowledged record was written.

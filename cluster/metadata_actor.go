@@ -39,7 +39,7 @@ type metadataActor struct {
 	queued   []*proposeRecords // proposals that arrived before this node led
 	failed   error
 	// straysRemoved is set once the partition logs of topics deleted
-	// before the start were removed (replicaSet.removeStrays).
+	// before the start were set aside (replicaSet.removeStrays).
 	straysRemoved bool
 
 	// start-up sequence and elections

@@ -316,6 +316,10 @@ func (s *replicaSet) configs(overrides map[string]string) (log.Config, partition
 			_, err = fmt.Sscan(r.Value, &rc.MinInSyncReplicas)
 		case "message.timestamp.type":
 			rc.LogAppendTime = r.Value == "LogAppendTime"
+		case "message.timestamp.before.max.ms":
+			_, err = fmt.Sscan(r.Value, &rc.TimestampBeforeMaxMs)
+		case "message.timestamp.after.max.ms":
+			_, err = fmt.Sscan(r.Value, &rc.TimestampAfterMaxMs)
 		}
 		if err != nil {
 			return log.Config{}, partition.Config{}, fmt.Errorf("%w: %s=%q: %w", config.ErrInvalidConfig, r.Name, r.Value, err)

@@ -215,6 +215,19 @@ func (b *fakeBroker) reconcile() error {
 			rc := partition.DefaultConfig()
 			rc.NodeID = b.node
 			rc.Compacted = lc.CleanupCompact
+			for _, r := range resolved {
+				switch r.Name {
+				case "message.timestamp.type":
+					rc.LogAppendTime = r.Value == "LogAppendTime"
+				case "message.timestamp.before.max.ms":
+					_, err = fmt.Sscan(r.Value, &rc.TimestampBeforeMaxMs)
+				case "message.timestamp.after.max.ms":
+					_, err = fmt.Sscan(r.Value, &rc.TimestampAfterMaxMs)
+				}
+				if err != nil {
+					return err
+				}
+			}
 			c := partition.Spawn(b.system, partition.ActorConfig{Log: l, Replica: rc})
 			c.BecomeLeader(&partition.BecomeLeader{LeaderEpoch: p.LeaderEpoch, ISR: p.ISR})
 			b.replicas[k] = c

@@ -354,6 +354,56 @@ func TestProduceRecordChecks(t *testing.T) {
 	wantCode(t, "same connection afterwards", c.produce(9, 1, "plain", 0, makeBatch(t, batchOpts(), 1, 1)).ErrorCode, nil)
 }
 
+// CreateTime timestamps must lie within message.timestamp.before.max.ms
+// before and message.timestamp.after.max.ms (default one hour) after the
+// broker's clock, or the batch gets INVALID_TIMESTAMP and nothing is
+// appended; LogAppendTime topics take any.
+func TestProduceTimestampBounds(t *testing.T) {
+	s, b := startBroker(t, nil)
+	createTopic(t, b, "ts-default", 1)
+	for name, cfg := range map[string]map[string]string{
+		"ts-recent":     {"message.timestamp.before.max.ms": "60000"},
+		"ts-appendtime": {"message.timestamp.type": "LogAppendTime", "message.timestamp.before.max.ms": "60000"},
+	} {
+		var id metadata.UUID
+		copy(id[:], name)
+		if _, err := b.Propose(context.Background(), func(img *metadata.Image) ([]metadata.Record, error) {
+			return metadata.NewTopicRecords(img, name, 1, 1, cfg, nil, id)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { return replica(t, b, name, 0).Status().Role == partition.Leader })
+	}
+	at := func(ts int64) []byte {
+		o := batchOpts()
+		o.BaseTimestamp = ts
+		return makeBatch(t, o, 2, 10)
+	}
+	now := time.Now().UnixMilli()
+	cases := []struct {
+		name, topic string
+		records     []byte
+		want        *kerr.Error
+	}{
+		{"two hours ahead", "ts-default", at(now + 2*3600_000), kerr.InvalidTimestamp},
+		{"half an hour ahead", "ts-default", at(now + 1800_000), nil},
+		{"long ago, no before limit", "ts-default", at(1000), nil},
+		{"long ago, before limit one minute", "ts-recent", at(1000), kerr.InvalidTimestamp},
+		{"just now, before limit one minute", "ts-recent", at(now), nil},
+		{"long ago, LogAppendTime", "ts-appendtime", at(1000), nil},
+	}
+	c := dial(t, s)
+	for _, tc := range cases {
+		r := replica(t, b, tc.topic, 0)
+		before := r.Status().LogEndOffset
+		p := c.produce(9, 1, tc.topic, 0, tc.records)
+		wantCode(t, tc.name, p.ErrorCode, tc.want)
+		if after := r.Status().LogEndOffset; (tc.want != nil) != (after == before) {
+			t.Errorf("%s: log end %d -> %d", tc.name, before, after)
+		}
+	}
+}
+
 // An acks=0 produce that fails closes its connection (rule 7) and appends
 // nothing; other connections carry on.
 func TestProduceAcksZeroErrorClosesConnection(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -143,6 +144,11 @@ func (r *Replica) validate(m *AppendBatches) (ProducerBatch, *AppendBatchesResul
 	if msg := clientBatchProblem(hdr.NumRecords, hdr.LastOffsetDelta, hdr.Attributes, hdr.ProducerID, hdr.FirstSequence); msg != "" {
 		return fail(kerr.InvalidRecord.Code, "%s", msg)
 	}
+	if !r.cfg.LogAppendTime {
+		if msg := timestampProblem(hdr.FirstTimestamp, hdr.MaxTimestamp, m.NowMs, r.cfg.TimestampBeforeMaxMs, r.cfg.TimestampAfterMaxMs); msg != "" {
+			return fail(kerr.InvalidTimestamp.Code, "%s", msg)
+		}
+	}
 	// The records themselves, as Kafka's LogValidator walks them: a batch
 	// whose CRC holds but whose records do not parse would stop every
 	// consumer that reaches it. An uncompressed batch is walked in place;
@@ -156,6 +162,25 @@ func (r *Replica) validate(m *AppendBatches) (ProducerBatch, *AppendBatchesResul
 		}
 	}
 	return BatchFromHeader(hdr), nil
+}
+
+// timestampProblem applies message.timestamp.before.max.ms and
+// message.timestamp.after.max.ms to a CreateTime batch (Kafka's
+// LogValidator.validateTimestamp): its first timestamp may be at most
+// before ms older than nowMs, its max timestamp at most after ms newer.
+// -1 (no timestamp) passes. It returns an INVALID_TIMESTAMP reason, or "".
+func timestampProblem(first, maxTs, nowMs, before, after int64) string {
+	// nowMs is a wall-clock time and both limits are at least 0 (validated
+	// configs), so lo cannot overflow; hi saturates, as a limit may be
+	// math.MaxInt64.
+	lo, hi := nowMs-before, nowMs+min(after, math.MaxInt64-nowMs)
+	switch {
+	case first != -1 && first < lo:
+		return fmt.Sprintf("timestamp %d of the first record is out of range: timestamps must be within [%d, %d] (message.timestamp.before.max.ms %d)", first, lo, hi, before)
+	case maxTs != -1 && maxTs > hi:
+		return fmt.Sprintf("max timestamp %d is out of range: timestamps must be within [%d, %d] (message.timestamp.after.max.ms %d)", maxTs, lo, hi, after)
+	}
+	return ""
 }
 
 // maxDecompressedBatch bounds the records of one compressed batch the

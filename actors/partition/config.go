@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // ErrInvalidConfig is a Config value out of range, wrapped with detail.
@@ -28,6 +29,12 @@ type Config struct {
 	// append time (AppendBatches.NowMs), sets the timestamp-type attribute
 	// bit and recomputes the CRC, without recompressing.
 	LogAppendTime bool
+	// TimestampBeforeMaxMs and TimestampAfterMaxMs are
+	// message.timestamp.before.max.ms and message.timestamp.after.max.ms:
+	// with CreateTime, a batch whose first timestamp is further before
+	// the append time, or whose max timestamp is further after it, gets
+	// INVALID_TIMESTAMP. Defaults: unbounded and one hour (Kafka 4).
+	TimestampBeforeMaxMs, TimestampAfterMaxMs int64
 	// Compacted is a cleanup.policy that includes compact: every record
 	// must have a key (INVALID_RECORD otherwise, as Kafka), so compressed
 	// batches are decompressed to check.
@@ -48,6 +55,8 @@ func DefaultConfig() Config {
 		NodeID:                              1,
 		MaxMessageBytes:                     1048588,
 		MinInSyncReplicas:                   1,
+		TimestampBeforeMaxMs:                math.MaxInt64,
+		TimestampAfterMaxMs:                 3600000,
 		ProducerIDExpirationMs:              86400000,
 		ProducerIDExpirationCheckIntervalMs: 600000,
 	}
@@ -64,6 +73,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: min.insync.replicas %d below 1", ErrInvalidConfig, c.MinInSyncReplicas)
 	case c.ProducerIDExpirationMs < 1:
 		return fmt.Errorf("%w: producer.id.expiration.ms %d below 1", ErrInvalidConfig, c.ProducerIDExpirationMs)
+	case c.TimestampBeforeMaxMs < 0 || c.TimestampAfterMaxMs < 0:
+		return fmt.Errorf("%w: message.timestamp.before.max.ms %d and after.max.ms %d must be at least 0",
+			ErrInvalidConfig, c.TimestampBeforeMaxMs, c.TimestampAfterMaxMs)
 	case c.ProducerIDExpirationCheckIntervalMs < 1:
 		return fmt.Errorf("%w: producer.id.expiration.check.interval.ms %d below 1", ErrInvalidConfig, c.ProducerIDExpirationCheckIntervalMs)
 	}

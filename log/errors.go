@@ -31,6 +31,9 @@ var (
 	// the log accepts and acknowledges nothing more until it is reopened,
 	// and recovery then rescans it (no clean-shutdown marker is written).
 	ErrLogFailed = errors.New("log: failed after an fsync error")
+	// ErrLocked is a lock (FS.Lock) another process, or another opener in
+	// this one, already holds: a log directory in use.
+	ErrLocked = errors.New("log: locked by another process or opener")
 )
 
 // isCorruption reports whether err describes bad data (which recovery cuts

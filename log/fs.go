@@ -3,6 +3,7 @@ package log
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,6 +35,11 @@ type FS interface {
 	RemoveAll(path string) error
 	// SyncDir makes the names in a directory durable.
 	SyncDir(path string) error
+	// Lock creates name if it is missing and takes an exclusive lock on
+	// it, held until the returned closer is closed or the process dies.
+	// A lock already held, by another process or by an earlier Lock in
+	// this one, fails at once with an error wrapping ErrLocked.
+	Lock(name string) (io.Closer, error)
 }
 
 // File is an open file of an FS. Writes are positional: the log always knows
@@ -114,6 +120,30 @@ func (OSFS) SyncDir(path string) error {
 		return fmt.Errorf("sync directory %s: %w", path, err)
 	}
 	return nil
+}
+
+// Lock implements FS with flock(2): the lock belongs to the open file
+// description, so a second Lock in the same process conflicts too, and the
+// kernel releases it when the process dies, however it dies.
+func (OSFS) Lock(name string) (io.Closer, error) {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %s: %w", name, ErrLocked)
+		}
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	return f, nil // closing the file releases the lock
 }
 
 type osFile struct{ f *os.File }

@@ -3,6 +3,7 @@ package log
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -81,6 +82,7 @@ type Manager struct {
 	fs     FS
 	dir    string
 	logger *slog.Logger
+	lock   io.Closer // the directory's .lock, held until Close or Abandon
 	files  *fileCache
 	syncer *syncer
 	tick   atomic.Int64 // seconds since open, for idle unloading
@@ -115,6 +117,15 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	if err := m.fs.MkdirAll(m.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open log dir %s: %w", m.dir, err)
 	}
+	if err := m.lockDir(); err != nil {
+		return nil, err
+	}
+	opened := false
+	defer func() {
+		if !opened {
+			_ = m.lock.Close()
+		}
+	}()
 	marker := filepath.Join(m.dir, cleanShutdownFile)
 	if _, err := m.fs.Stat(marker); err == nil {
 		m.cleanShutdown = true
@@ -145,7 +156,27 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 			m.background()
 		}()
 	}
+	opened = true
 	return m, nil
+}
+
+// lockFile is the lock every open Manager holds in its directory, as
+// Kafka's log manager holds one in each log directory.
+const lockFile = ".lock"
+
+// lockDir takes the directory's lock, so a second process (or a second
+// Manager in this one) cannot open the directory while this one runs.
+func (m *Manager) lockDir() error {
+	l, err := m.fs.Lock(filepath.Join(m.dir, lockFile))
+	if errors.Is(err, ErrLocked) {
+		return fmt.Errorf("log directory %s is in use by another weir process or node (lock file %s held): %w",
+			m.dir, lockFile, err)
+	}
+	if err != nil {
+		return fmt.Errorf("open log dir %s: %w", m.dir, err)
+	}
+	m.lock = l
+	return nil
 }
 
 // readCheckpoint reads a per-directory offset checkpoint; a missing or
@@ -624,6 +655,11 @@ func (m *Manager) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	// The lock goes last: the directory is another opener's only after
+	// the marker is written.
+	if err := m.lock.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("unlock log dir %s: %w", m.dir, err))
+	}
 	return errors.Join(errs...)
 }
 
@@ -650,4 +686,5 @@ func (m *Manager) Abandon() {
 		}
 	}
 	m.files.closeAll()
+	_ = m.lock.Close()
 }

@@ -49,7 +49,8 @@ type MemFS struct {
 	mu     sync.Mutex
 	roots  [2]*memNode // rootAbs ("/") and rootRel (".")
 	open   map[*memFile]struct{}
-	gen    uint64 // bumped by every crash; handles of older generations are dead
+	locks  map[string]*memLock // held locks by cleaned path (Lock)
+	gen    uint64              // bumped by every crash; handles of older generations are dead
 	syncs  int
 	faults func(op, path string) error
 }
@@ -97,6 +98,7 @@ func NewMemFS() *MemFS {
 	return &MemFS{
 		roots: [2]*memNode{newMemDir(), newMemDir()},
 		open:  make(map[*memFile]struct{}),
+		locks: make(map[string]*memLock),
 	}
 }
 
@@ -104,7 +106,7 @@ func NewMemFS() *MemFS {
 // with the operation name and the cleaned path; a non-nil return fails the
 // operation, which then changes nothing and returns the error wrapped in an
 // *fs.PathError. Operation names: "open", "mkdir", "readdir", "stat",
-// "rename" (with the old path), "remove", "removeall", "syncdir" and, on
+// "rename" (with the old path), "remove", "removeall", "syncdir", "lock" and, on
 // files, "read", "write", "truncate", "sync". The hook runs without MemFS's
 // lock held, so it may call MemFS. SetFaults(nil) removes the hook.
 func (m *MemFS) SetFaults(hook func(op, path string) error) {
@@ -128,7 +130,8 @@ func (m *MemFS) OpenFiles() int {
 	return len(m.open)
 }
 
-// Crash simulates a process crash (SIGKILL): every open handle is lost, but
+// Crash simulates a process crash (SIGKILL): every open handle and every
+// lock is lost, but
 // all current content and names survive, because the kernel's page cache
 // outlives the process. What was not yet durable stays not durable, so a
 // later PowerCut can still lose it.
@@ -404,6 +407,54 @@ func (m *MemFS) fault(op, path string) error {
 func (m *MemFS) crashLocked() {
 	m.gen++
 	clear(m.open)
+	clear(m.locks)
+}
+
+// Lock implements FS. Like flock, a second Lock of the same path fails
+// with ErrLocked until the first is closed or a simulated crash or power
+// cut releases it. A missing file is created, as OpenFile with O_CREATE
+// would create it (its name is durable only after SyncDir).
+func (m *MemFS) Lock(name string) (io.Closer, error) {
+	clean := filepath.Clean(name)
+	if err := m.fault("lock", clean); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	parent, base, n, err := m.lookupLocked(clean)
+	switch {
+	case err != nil:
+	case base == "" || (n != nil && n.isDir()):
+		err = syscall.EISDIR
+	case m.locks[clean] != nil:
+		err = ErrLocked
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "lock", Path: name, Err: err}
+	}
+	if n == nil {
+		n = &memNode{}
+		parent.entries[base] = n
+	}
+	l := &memLock{m: m, path: clean}
+	m.locks[clean] = l
+	return l, nil
+}
+
+// memLock is a lock held on a MemFS path.
+type memLock struct {
+	m    *MemFS
+	path string
+}
+
+// Close releases the lock, unless a crash already did.
+func (l *memLock) Close() error {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	if l.m.locks[l.path] == l {
+		delete(l.m.locks, l.path)
+	}
+	return nil
 }
 
 // reboot loses every handle and rebuilds both trees from the durable names,

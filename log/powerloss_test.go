@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -171,6 +172,14 @@ func (p *plProcessFS) RemoveAll(path string) error {
 	}
 	defer p.mu.RUnlock()
 	return p.mem.RemoveAll(path)
+}
+
+func (p *plProcessFS) Lock(name string) (io.Closer, error) {
+	if err := p.enter("lock", name); err != nil {
+		return nil, err
+	}
+	defer p.mu.RUnlock()
+	return p.mem.Lock(name)
 }
 
 func (p *plProcessFS) SyncDir(path string) error {

@@ -162,6 +162,11 @@ func (h *BrokerHandler) autoCreate(ctx context.Context, names []string) creation
 			if _, ok := img.Topic(name); ok {
 				continue
 			}
+			if name == metadata.TransactionStateTopic {
+				// Its coordinator creates it; weir has none yet.
+				failed[name] = apiErr(kerr.UnknownTopicOrPartition, "%s is not auto-created", name)
+				continue
+			}
 			spec := autoCreateSpec(h.broker.Config(), img, name)
 			topicRecs, err := metadata.NewTopicRecords(img, name, spec.partitions, spec.replicationFactor,
 				spec.configs, nil, newTopicID(img))

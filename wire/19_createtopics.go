@@ -207,6 +207,9 @@ func fillCreated(res *kmsg.CreateTopicsResponseTopic, img *metadata.Image, cfg *
 // createTopicRecords checks one topic of a CreateTopics request against
 // img and returns the records that create it and its config overrides.
 func createTopicRecords(img *metadata.Image, cfg *config.Broker, t kmsg.CreateTopicsRequestTopic) ([]metadata.Record, map[string]string, error) {
+	if err := refuseInternalCreate(t.Topic); err != nil {
+		return nil, nil, err
+	}
 	if err := metadata.ValidateTopicName(t.Topic); err != nil {
 		return nil, nil, err
 	}
@@ -364,6 +367,20 @@ func checkManualReplicas(img *metadata.Image, replicas []int32, rf int) error {
 		if _, ok := img.Broker(r); !ok {
 			return apiErr(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", r)
 		}
+	}
+	return nil
+}
+
+// refuseInternalCreate refuses a CreateTopics of an internal topic, with
+// Kafka's answer for the one it reserves (ControllerApis refuses
+// __cluster_metadata with INVALID_REQUEST, whether or not it exists).
+// weir extends it to __consumer_offsets and __transaction_state, which
+// Kafka's controller would create with any partition count: the group and
+// transaction coordinators create them, with their own settings, and a
+// different partition count would move every group to another partition.
+func refuseInternalCreate(name string) error {
+	if name == metadata.MetadataTopic || metadata.IsInternalTopic(name) {
+		return apiErr(kerr.InvalidRequest, "Creation of internal topic %s is prohibited.", name)
 	}
 	return nil
 }

@@ -8,9 +8,12 @@ package wire
 // quotas). v6 topics by name or id (KIP-516). v0 is not advertised (Kafka
 // 4.0 removed it, KIP-896).
 //
-// As Kafka's KRaft controller does, any topic may be deleted, internal ones
-// (__consumer_offsets) included; weir's metadata log is no topic, so asking
-// for it finds nothing. The valid deletions of a request are proposed as
+// Internal topics (__consumer_offsets, __transaction_state) are refused
+// with INVALID_TOPIC_EXCEPTION, as Kafka refuses produces and DeleteRecords
+// on them ("Cannot delete internal topic ..."): Kafka's KRaft controller
+// would delete them and every group's committed offsets with them, which
+// only its kafka-topics.sh prevents, on the client. weir's metadata log is
+// no topic, so asking for it finds nothing. The valid deletions of a request are proposed as
 // one batch; timeout_ms bounds the wait for it to apply.
 
 import (
@@ -113,6 +116,9 @@ func planDeleteTopics(img *metadata.Image, queries []deleteQuery) ([]kmsg.Delete
 	deleting := map[metadata.UUID]bool{}
 	for _, q := range queries {
 		t, err := deleteTarget(img, q, names, ids, deleting)
+		if err == nil && t.Internal() {
+			err = apiErr(kerr.InvalidTopicException, "Cannot delete internal topic %s.", t.Name())
+		}
 		if err != nil {
 			results = append(results, deleteResult(q.name, q.id, err))
 			continue

@@ -10,6 +10,10 @@ package wire
 // CreateTopics places them, or on the replicas the request assigns (checked
 // as Kafka's controller checks a manual assignment). The valid topics of a
 // request grow in one proposal; timeout_ms bounds the wait for it.
+// Internal topics do not grow (INVALID_TOPIC_EXCEPTION, as Kafka refuses
+// other writes to them; its controller would grow them): a group's
+// __consumer_offsets partition is its id's hash modulo the count, so a
+// new count would leave committed offsets where no coordinator looks.
 
 import (
 	"context"
@@ -112,6 +116,9 @@ func growRecords(img *metadata.Image, t kmsg.CreatePartitionsRequestTopic) ([]me
 	top, ok := img.Topic(t.Topic)
 	if !ok {
 		return nil, apiErr(kerr.UnknownTopicOrPartition, "%s", kerr.UnknownTopicOrPartition.Description)
+	}
+	if top.Internal() {
+		return nil, apiErr(kerr.InvalidTopicException, "Cannot add partitions to internal topic %s.", t.Topic)
 	}
 	current := top.NumPartitions()
 	switch {

@@ -7,8 +7,12 @@ import "github.com/weirmq/weir/cluster/metadata"
 // proposals a replica makes for itself (ARCHITECTURE.md, "Leader
 // election"). Records that would not apply (a stale partition epoch, a
 // fenced broker) are left out; the caller proposes the rest as one batch.
+// The batch stops at the bounds of one operation (metadata.OpBudget): the
+// partitions left over are elected by the next batch, as the caller keeps
+// electing until none is left.
 func electionRecords(img *metadata.Image, node int32, epoch int64) []metadata.Record {
 	var recs []metadata.Record
+	var budget metadata.OpBudget
 	for _, t := range img.Topics() {
 		for i := range t.NumPartitions() {
 			p, _ := t.Partition(i)
@@ -19,9 +23,13 @@ func electionRecords(img *metadata.Image, node int32, epoch int64) []metadata.Re
 				TopicID: t.ID(), Partition: i, Candidate: node,
 				BrokerEpoch: epoch, PartitionEpoch: p.PartitionEpoch,
 			})
-			if err == nil {
-				recs = append(recs, rec)
+			if err != nil {
+				continue
 			}
+			if !budget.Add([]metadata.Record{rec}) {
+				return recs
+			}
+			recs = append(recs, rec)
 		}
 	}
 	return recs

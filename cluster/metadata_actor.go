@@ -96,6 +96,12 @@ func (a *metadataActor) propose(m *proposeRecords) {
 		m.reply(a.applied, nil)
 		return
 	}
+	// One operation is one raft entry: bounded so that it always fits the
+	// metadata log (Kafka's MAX_RECORDS_PER_USER_OP, and bytes).
+	if err := metadata.CheckOp(recs); err != nil {
+		m.reply(nil, err)
+		return
+	}
 	// Apply to the speculative image first: a record that would not apply
 	// must never reach the log, where it would stop every node.
 	next, err := applyAll(a.spec, recs)

@@ -18,7 +18,11 @@ package wire
 // creation is proposed and the answer waits until it is applied, so the
 // client gets the new topic's leaders at once instead of
 // LEADER_NOT_AVAILABLE; only a proposal that does not apply in time gets
-// LEADER_NOT_AVAILABLE. weir's metadata log (__cluster_metadata) is never
+// LEADER_NOT_AVAILABLE. One request creates at most one bounded metadata
+// operation's worth of topics (metadata.OpBudget: 10,000 records, Kafka's
+// MAX_RECORDS_PER_USER_OP, and 4 MiB), in request order; the rest are
+// answered LEADER_NOT_AVAILABLE and created by the client's retries, where
+// Kafka's controller would refuse the whole creation. weir's metadata log (__cluster_metadata) is never
 // a topic and is never listed.
 
 import (
@@ -158,6 +162,7 @@ func (h *BrokerHandler) autoCreate(ctx context.Context, names []string) creation
 	img, err := h.broker.Propose(ctx, func(img *metadata.Image) ([]metadata.Record, error) {
 		failed = map[string]error{}
 		var recs []metadata.Record
+		var budget metadata.OpBudget
 		for _, name := range names {
 			if _, ok := img.Topic(name); ok {
 				continue
@@ -173,6 +178,12 @@ func (h *BrokerHandler) autoCreate(ctx context.Context, names []string) creation
 			if err != nil {
 				failed[name] = err
 				continue
+			}
+			if !budget.Add(topicRecs) {
+				// One operation is bounded (metadata.MaxRecordsPerOp,
+				// MaxOpBytes): the topics left are answered
+				// LEADER_NOT_AVAILABLE and created by the client's retry.
+				break
 			}
 			recs = append(recs, topicRecs...)
 		}

@@ -40,7 +40,11 @@ import (
 // maxPartitionsPerRequest caps the partitions one CreateTopics or
 // CreatePartitions request may add, as Kafka's controller does
 // (MAX_PARTITIONS_PER_BATCH): a larger request fails as a whole with
-// POLICY_VIOLATION.
+// POLICY_VIOLATION. It is checked first; the records of a request under it
+// are then bounded as one metadata operation (metadata.CheckOp, Kafka's
+// MAX_RECORDS_PER_USER_OP, plus a byte bound): over that, every topic that
+// would have been created fails with POLICY_VIOLATION "Unable to perform
+// excessively large batch operation.", validate_only included.
 const maxPartitionsPerRequest = 10000
 
 // errTooManyPartitions is the error of every topic of a request over
@@ -61,7 +65,10 @@ func (h *BrokerHandler) handleCreateTopics(ctx context.Context, req *Request) Re
 		return Reply(createTopicsResponse(r, results))
 	}
 	if r.ValidateOnly {
-		results, _ := planCreateTopics(h.broker.Image(), cfg, r)
+		results, recs := planCreateTopics(h.broker.Image(), cfg, r)
+		if err := metadata.CheckOp(recs); err != nil {
+			failCreatedTopics(results, adminError(err))
+		}
 		return Reply(createTopicsResponse(r, results))
 	}
 	return Defer(func(ctx context.Context) Response {
@@ -484,6 +491,12 @@ var adminErrors = []errorRow{
 // error's text without the sentinels' package prefixes (it names no files
 // or offsets, only the request's topics and values).
 func adminError(err error) KafkaError {
+	if errors.Is(err, metadata.ErrOpTooLarge) {
+		// Kafka's controller on a BoundedListTooLongException.
+		ke := kafkaError(kerr.PolicyViolation)
+		ke.Message = "Unable to perform excessively large batch operation."
+		return ke
+	}
 	if ae, ok := errors.AsType[*apiError](err); ok {
 		ke := kafkaError(ae.kafka)
 		ke.Message = ae.msg

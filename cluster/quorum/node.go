@@ -156,6 +156,11 @@ func (n *Node) Propose(records []metadata.Record, done func(index uint64, err er
 	if err != nil {
 		return err
 	}
+	// The controller bounds its proposals (metadata.CheckOp); this is the
+	// backstop that keeps an entry the metadata log cannot hold out of raft.
+	if len(records) > metadata.MaxRecordsPerOp || len(data) > metadata.MaxOpBytes {
+		return fmt.Errorf("%w: entry of %d records, %d bytes", metadata.ErrOpTooLarge, len(records), len(data))
+	}
 	if err := n.rn.Propose(data); err != nil {
 		if errors.Is(err, raft.ErrProposalDropped) {
 			return fmt.Errorf("%w: %w", ErrProposalDropped, err)

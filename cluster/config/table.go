@@ -243,6 +243,8 @@ var brokerTable = []Entry{
 		"Kafka: 1; weir replicates by default"),
 	broker("delete.topic.enable", TypeBoolean, "true", Validator{},
 		"Allow DeleteTopics; when false, deletions are refused with TOPIC_DELETION_DISABLED."),
+	broker("fetch.max.bytes", TypeInt, "57671680", atLeast("1024"),
+		"The most record bytes one Fetch response carries, whatever the request asks (bytes); the first batch is sent whole even if larger (KIP-74)."),
 	broker("group.initial.rebalance.delay.ms", TypeInt, "3000", atLeast("0"),
 		"How long the group coordinator waits for more members before the first rebalance of an empty group (ms)."),
 	broker("group.max.session.timeout.ms", TypeInt, "1800000", atLeast("0"),

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +40,9 @@ type Config struct {
 	StartTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OpenFileLimit, when set, replaces the process's RLIMIT_NOFILE in
+	// the division of file descriptors (files.go): a test seam.
+	OpenFileLimit uint64
 }
 
 // NewConfig returns a Config over broker, or over Kafka's defaults (with
@@ -169,4 +174,54 @@ func splitHostPort(addr string) (string, int32, error) {
 		return "", 0, fmt.Errorf("%w: address %q: bad port", ErrInvalidConfig, addr)
 	}
 	return host, int32(port), nil
+}
+
+// perIPOverrides parses max.connections.per.ip.overrides as Kafka does:
+// comma-separated host:count pairs split at the last colon; a host name
+// stands for every address it resolves to now.
+func (c *Config) perIPOverrides() (map[netip.Addr]int, error) {
+	const name = "max.connections.per.ip.overrides"
+	s := strings.TrimSpace(c.Broker.String(name))
+	if s == "" {
+		return nil, nil
+	}
+	out := map[netip.Addr]int{}
+	for _, pair := range strings.Split(s, ",") {
+		pair = strings.TrimSpace(pair)
+		i := strings.LastIndex(pair, ":")
+		if i < 0 {
+			return nil, fmt.Errorf("%w: %s: %q is not host:count", ErrInvalidConfig, name, pair)
+		}
+		host := strings.Trim(strings.TrimSpace(pair[:i]), "[]")
+		n, err := strconv.Atoi(strings.TrimSpace(pair[i+1:]))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%w: %s: %q: the count must be a non-negative int", ErrInvalidConfig, name, pair)
+		}
+		if ip, err := netip.ParseAddr(host); err == nil {
+			out[ip.Unmap()] = n
+			continue
+		}
+		ips, err := net.LookupIP(host)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: resolve %q: %w", ErrInvalidConfig, name, host, err)
+		}
+		for _, ip := range ips {
+			if a, ok := netip.AddrFromSlice(ip); ok {
+				out[a.Unmap()] = n
+			}
+		}
+	}
+	return out, nil
+}
+
+// queuedMaxRequestBytes is queued.max.request.bytes, raised to
+// socket.request.max.bytes when unset and smaller (a configured value
+// below it is refused by wire.Config.Validate, as Kafka refuses it).
+func (c *Config) queuedMaxRequestBytes() int64 {
+	const name = "queued.max.request.bytes"
+	v := c.Broker.Int(name)
+	if _, set := c.Broker.Value(name); set {
+		return v
+	}
+	return max(v, c.Broker.Int("socket.request.max.bytes"))
 }

@@ -50,6 +50,8 @@ type Node struct {
 	server  *wire.Server
 	handler *wire.BrokerHandler
 	ln      net.Listener
+	// files divides the open-file limit (files.go).
+	files filePlan
 
 	tickerStop chan struct{}
 	tickerDone chan struct{}
@@ -103,7 +105,18 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 
-	n.logs, err = log.OpenManager(log.ManagerConfig{Dir: dir, FS: cfg.FS, Now: cfg.Now, Logger: n.log})
+	if err := n.planFiles(); err != nil {
+		return nil, err
+	}
+	wcfg, err := n.wireConfig()
+	if err == nil {
+		err = wcfg.Validate()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	n.logs, err = log.OpenManager(log.ManagerConfig{Dir: dir, FS: cfg.FS, Now: cfg.Now, Logger: n.log,
+		MaxOpenFiles: n.files.SegmentFiles})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: open data directory: %w", err)
 	}
@@ -148,7 +161,7 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	undo = append(undo, func() { _ = n.handler.Close() })
-	n.server, err = wire.NewServer(n.wireConfig(), n.handler)
+	n.server, err = wire.NewServer(wcfg, n.handler)
 	if err != nil {
 		return nil, err
 	}
@@ -159,15 +172,45 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 	return n, nil
 }
 
+// planFiles divides the open-file limit between connections and segment
+// files (files.go) and logs the division.
+func (n *Node) planFiles() error {
+	limit := n.cfg.OpenFileLimit
+	if limit == 0 {
+		var err error
+		if limit, err = openFileLimit(); err != nil {
+			return err
+		}
+	}
+	configured := int64(-1)
+	if _, set := n.cfg.Broker.Value("max.connections"); set {
+		configured = n.cfg.Broker.Int("max.connections")
+	}
+	n.files = planFiles(limit, configured)
+	if n.files.Warning != "" {
+		n.log.Warn("cluster: "+n.files.Warning, "open_file_limit", limit)
+	}
+	n.log.Info("open-file limit divided", "open_file_limit", limit, "max.connections", n.files.Connections,
+		"segment_files", n.files.SegmentFiles, "reserved", n.files.Reserve)
+	return nil
+}
+
 // wireConfig maps the broker configs the socket server reads.
-func (n *Node) wireConfig() wire.Config {
+func (n *Node) wireConfig() (wire.Config, error) {
 	c := wire.DefaultConfig()
 	c.ListenAddr = n.ln.Addr().String()
 	c.Logger = n.log
 	b := n.cfg.Broker
 	c.SocketRequestMaxBytes = int32(b.Int("socket.request.max.bytes"))
 	c.ConnectionsMaxIdleMs = b.Int("connections.max.idle.ms")
-	return c
+	c.MaxConnections = n.files.Connections
+	c.MaxConnectionsPerIP = int(b.Int("max.connections.per.ip"))
+	c.QueuedMaxRequestBytes = n.cfg.queuedMaxRequestBytes()
+	var err error
+	if c.MaxConnectionsPerIPOverrides, err = n.cfg.perIPOverrides(); err != nil {
+		return c, err
+	}
+	return c, nil
 }
 
 // fetchSessionConfig maps the fetch session cache's broker configs.

@@ -10,9 +10,15 @@ import (
 
 // ReadOptions bound one read.
 type ReadOptions struct {
-	// MaxBytes bounds the bytes returned; the first batch is returned whole
-	// even if larger (KIP-74), so a consumer never stalls.
+	// MaxBytes bounds the bytes read and returned; the first batch is
+	// returned whole even if larger (KIP-74), so a consumer never stalls,
+	// unless HardMaxBytes is set.
 	MaxBytes int
+	// HardMaxBytes makes MaxBytes absolute: a first batch larger than it is
+	// neither read nor returned (no bytes, no error). A fetch sets it for
+	// every partition after the first that returned data, as Kafka's
+	// ReplicaManager clears minOneMessage.
+	HardMaxBytes bool
 	// MaxOffset, when > 0, excludes batches whose base offset is at or past
 	// it (the high watermark or last stable offset for consumers).
 	MaxOffset int64
@@ -39,8 +45,11 @@ func (l *Log) Read(offset int64, opts ReadOptions) ([]byte, error) {
 	if opts.MaxOffset > 0 && opts.MaxOffset < maxOffset {
 		maxOffset = opts.MaxOffset
 	}
+	if opts.HardMaxBytes && opts.MaxBytes < batch.HeaderSize {
+		return nil, nil // not even a header fits
+	}
 	for i := max(l.segmentFor(offset), 0); i < len(l.segs) && offset < maxOffset; i++ {
-		data, err := l.readSegment(l.segs[i], offset, maxOffset, opts.MaxBytes, opts.Buf)
+		data, err := l.readSegment(l.segs[i], offset, maxOffset, opts)
 		if err != nil || len(data) > 0 {
 			return data, err
 		}
@@ -49,51 +58,54 @@ func (l *Log) Read(offset int64, opts ReadOptions) ([]byte, error) {
 }
 
 // readSegment reads from one segment; no bytes means offset lies past its
-// last batch.
-func (l *Log) readSegment(seg *segment, offset, maxOffset int64, maxBytes int, dst []byte) ([]byte, error) {
+// last batch, or (HardMaxBytes) that its first batch does not fit. It
+// reads at most max(MaxBytes, the first batch) bytes: the batches that fit,
+// and of the next one only the part that lies within MaxBytes.
+func (l *Log) readSegment(seg *segment, offset, maxOffset int64, opts ReadOptions) ([]byte, error) {
 	if err := l.ensureLoadedShared(seg); err != nil {
 		return nil, err
 	}
-	start, chain, ok, err := l.findBatch(seg, offset)
+	start, first, chain, ok, err := l.findBatch(seg, offset)
 	if err != nil || !ok {
 		return nil, err
+	}
+	if first.base >= maxOffset {
+		return nil, nil
+	}
+	maxBytes := max(opts.MaxBytes, batch.HeaderSize)
+	if first.size > maxBytes {
+		if opts.HardMaxBytes {
+			return nil, nil
+		}
+		maxBytes = first.size // KIP-74: the first batch whole, nothing more
 	}
 	cf, err := l.m.files.acquire(seg.logPath, false)
 	if err != nil {
 		return nil, err
 	}
 	defer l.m.files.release(cf)
-	n := min(int64(max(maxBytes, batch.HeaderSize)), seg.size-start)
-	buf := sized(dst, int(n))
+	buf := sized(opts.Buf, int(min(int64(maxBytes), seg.size-start)))
 	if err := readFull(cf.f, buf, start, seg.logPath); err != nil {
 		return nil, err
 	}
-	end, first := 0, 0
+	end := first.size
 	for end+batch.LengthPrefix <= len(buf) {
 		size, err := batch.Size(buf[end:])
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s at position %d: %w", ErrCorrupt, seg.logPath, start+int64(end), err)
 		}
-		if batch.BaseOffset(buf[end:]) >= maxOffset {
-			break
-		}
-		if end+size > len(buf) {
-			if end == 0 {
-				first = size
-			}
+		if end+size > len(buf) || batch.BaseOffset(buf[end:]) >= maxOffset {
 			break
 		}
 		end += size
 	}
-	if first > 0 {
-		// The first batch is larger than maxBytes: return it whole.
-		buf = sized(dst, first)
-		if err := readFull(cf.f, buf, start, seg.logPath); err != nil {
-			return nil, err
-		}
-		end = first
-	}
 	return chain.verifyServed(buf[:end], start)
+}
+
+// batchHead is what a scan learned of a batch from its header.
+type batchHead struct {
+	base int64
+	size int
 }
 
 // sized returns dst resliced to n bytes if it can hold them, else a new slice.
@@ -160,10 +172,11 @@ func (c *offsetChain) verifyServed(data []byte, pos int64) ([]byte, error) {
 	return data, nil
 }
 
-// findBatch returns the position of the first batch in seg whose last offset
-// is >= offset, via the index and a scan of at most one index interval, and
-// the offset chain up to it (the batch itself not yet checked).
-func (l *Log) findBatch(seg *segment, offset int64) (int64, *offsetChain, bool, error) {
+// findBatch returns the position and header facts of the first batch in
+// seg whose last offset is >= offset, via the index and a scan of at most
+// one index interval, and the offset chain up to it (the batch itself not
+// yet checked).
+func (l *Log) findBatch(seg *segment, offset int64) (int64, batchHead, *offsetChain, bool, error) {
 	idxOff, pos := seg.index.lookupOffset(offset)
 	chain := l.newOffsetChain(seg)
 	if pos == 0 && !chain.gaps {
@@ -171,26 +184,27 @@ func (l *Log) findBatch(seg *segment, offset int64) (int64, *offsetChain, bool, 
 	}
 	cf, err := l.m.files.acquire(seg.logPath, false)
 	if err != nil {
-		return 0, nil, false, err
+		return 0, batchHead{}, nil, false, err
 	}
 	defer l.m.files.release(cf)
 	sc := newBatchScanner(cf.f, seg.logPath, pos, seg.size, false)
 	for p, b, ok := sc.next(); ok; p, b, ok = sc.next() {
 		if p == pos && pos > 0 && batch.LastOffset(b) != idxOff {
-			return 0, nil, false, fmt.Errorf("%w: %s at position %d: batch ends at %d, its index entry says %d",
+			return 0, batchHead{}, nil, false, fmt.Errorf("%w: %s at position %d: batch ends at %d, its index entry says %d",
 				ErrCorrupt, seg.logPath, p, batch.LastOffset(b), idxOff)
 		}
 		if batch.LastOffset(b) >= offset {
-			return p, chain, true, nil
+			size, _ := batch.Size(b) // the scanner checked it
+			return p, batchHead{base: batch.BaseOffset(b), size: size}, chain, true, nil
 		}
 		if err := chain.check(p, b); err != nil {
-			return 0, nil, false, err
+			return 0, batchHead{}, nil, false, err
 		}
 	}
 	if sc.err != nil {
-		return 0, nil, false, fmt.Errorf("%w: %w", ErrCorrupt, sc.err)
+		return 0, batchHead{}, nil, false, fmt.Errorf("%w: %w", ErrCorrupt, sc.err)
 	}
-	return 0, nil, false, nil
+	return 0, batchHead{}, nil, false, nil
 }
 
 // ensureLoadedShared loads a segment's indexes from a reader holding the

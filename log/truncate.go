@@ -57,7 +57,7 @@ func (l *Log) truncateLocked(offset int64) (int64, error) {
 	if err := l.ensureLoaded(seg); err != nil {
 		return 0, err
 	}
-	pos, _, found, err := l.findBatch(seg, offset)
+	pos, _, _, found, err := l.findBatch(seg, offset)
 	if err != nil {
 		return 0, err
 	}

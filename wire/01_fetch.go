@@ -17,9 +17,14 @@ package wire
 // v12 flexible (KIP-482), last_fetched_epoch and diverging_epoch (KIP-595;
 // followers only). v13+ (topic ids) are not served.
 //
+// The response's max bytes is the request's capped by the broker's
+// fetch.max.bytes (and min_bytes by that), as Kafka's KafkaApis does.
 // Records are whole batches, at least one even if larger than the
-// partition's or the response's max bytes (KIP-74), and never null (rule
-// 8). A fetch that finds fewer than min_bytes parks one
+// partition's or the response's max bytes (KIP-74): the first batch of the
+// first partition with data; every later partition reads at most what is
+// left, and nothing when its first batch does not fit. No read takes more
+// from a segment than its limit (or that first batch). Records are never
+// null (rule 8). A fetch that finds fewer than min_bytes parks one
 // WatchHighWatermark in every partition actor it reads and waits, in its
 // Defer goroutine, for the first to fire or for max_wait; it then reads
 // again. Nothing polls. LEADER_NOT_AVAILABLE is never sent (rule 6).
@@ -29,7 +34,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -205,9 +209,10 @@ func (f *fetchOp) resolve() {
 // actors and reads again when the first fires or max_wait passes.
 func (f *fetchOp) longPoll(ctx context.Context) []fetchsession.PartitionResult {
 	deadline := f.req.Received.Add(time.Duration(max(f.r.MaxWaitMillis, 0)) * time.Millisecond)
+	minBytes := min(int64(f.r.MinBytes), f.maxBytes())
 	for {
 		results, bytes, failed := f.readAll()
-		if f.r.MaxWaitMillis <= 0 || len(results) == 0 || int64(bytes) >= int64(f.r.MinBytes) || failed ||
+		if f.r.MaxWaitMillis <= 0 || len(results) == 0 || int64(bytes) >= minBytes || failed ||
 			!time.Now().Before(deadline) || ctx.Err() != nil {
 			return results
 		}
@@ -215,16 +220,24 @@ func (f *fetchOp) longPoll(ctx context.Context) []fetchsession.PartitionResult {
 	}
 }
 
+// maxBytes is the response's byte budget: the request's max bytes capped
+// by fetch.max.bytes (Kafka's fetchMaxBytes).
+func (f *fetchOp) maxBytes() int64 {
+	limit := f.h.broker.Config().Int("fetch.max.bytes")
+	if f.r.Version >= 3 {
+		limit = min(limit, int64(max(f.r.MaxBytes, 0)))
+	}
+	return limit
+}
+
 // readAll reads each partition once, in order, within the response's max
 // bytes: the first partition with data returns at least one whole batch
-// (KIP-74), later ones only what fits in what is left. It returns the
-// results, the bytes of records, and whether a partition failed (which
-// completes a fetch at once, as Kafka's DelayedFetch does).
+// (KIP-74), later ones only what fits in what is left (a hard limit, so
+// a batch that does not fit is not read). It returns the results, the
+// bytes of records, and whether a partition failed (which completes a
+// fetch at once, as Kafka's DelayedFetch does).
 func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
-	remaining := int64(math.MaxInt32)
-	if f.r.Version >= 3 {
-		remaining = int64(max(f.r.MaxBytes, 0))
-	}
+	remaining := f.maxBytes()
 	// A new read replaces the previous one's results and their buffers.
 	for _, b := range f.bufs {
 		putFrame(b)
@@ -241,12 +254,13 @@ func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 			limit := min(int64(max(t.read.PartitionMaxBytes, 0)), remaining)
 			buf := readBuffer(limit)
 			rr := t.c.ReadNow(&partition.ReadRecords{
-				Offset: t.read.FetchOffset, MaxBytes: int(limit), Isolation: partition.IsolationLevel(f.r.IsolationLevel),
+				Offset: t.read.FetchOffset, MaxBytes: int(limit), HardMaxBytes: total > 0,
+				Isolation:        partition.IsolationLevel(f.r.IsolationLevel),
 				CheckLeaderEpoch: t.read.CurrentLeaderEpoch != -1, CurrentLeaderEpoch: t.read.CurrentLeaderEpoch,
 				Buf: buf,
 			})
 			res.ErrorCode, res.HighWatermark, res.LastStableOffset, res.LogStartOffset = rr.ErrorCode, rr.HighWatermark, rr.LastStableOffset, rr.LogStartOffset
-			if rr.ErrorCode == 0 && len(rr.Records) > 0 && (total == 0 || int64(len(rr.Records)) <= limit) {
+			if rr.ErrorCode == 0 && len(rr.Records) > 0 {
 				res.Records = f.keepRead(buf, rr.Records)
 				buf = nil
 				total += len(rr.Records)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"time"
 )
 
@@ -52,6 +53,30 @@ type Config struct {
 	// or more (librdkafka). Default 16; at least 1.
 	MaxInFlightRequestsPerConnection int
 
+	// MaxConnections is max.connections: the most client connections open
+	// at once. One more is closed at once and counted
+	// (Stats.ConnectionsRefused); Kafka instead stops accepting until one
+	// closes. Kafka's default is 2147483647; the node derives weir's from
+	// the process's file limit. At least 0.
+	MaxConnections int
+
+	// MaxConnectionsPerIP is max.connections.per.ip: the most connections
+	// open at once from one client address; one more is closed at once.
+	// 0 is allowed only with overrides. Default 2147483647.
+	MaxConnectionsPerIP int
+
+	// MaxConnectionsPerIPOverrides is max.connections.per.ip.overrides,
+	// resolved: a limit per client address replacing MaxConnectionsPerIP.
+	MaxConnectionsPerIPOverrides map[netip.Addr]int
+
+	// QueuedMaxRequestBytes is queued.max.request.bytes: the most bytes of
+	// request frames held at once, from a frame's size prefix until its
+	// request is done. A connection whose next frame does not fit stops
+	// reading until it does (see mempool.go); 0 or -1 is unbounded (Kafka's
+	// default, -1). When positive it must be at least
+	// SocketRequestMaxBytes, as Kafka requires. Default 268435456 (256 MiB).
+	QueuedMaxRequestBytes int64
+
 	// Logger receives the server's log lines: one line per connection closed
 	// for bad input, at Warn; handler contract violations at Error; routine
 	// events (idle closes, clients hanging up) at Debug. Nil uses
@@ -78,8 +103,17 @@ func DefaultConfig() Config {
 		SocketSendBufferBytes:            102400,
 		ConnectionsMaxIdleMs:             600000,
 		MaxInFlightRequestsPerConnection: 16,
+		MaxConnections:                   math.MaxInt32,
+		MaxConnectionsPerIP:              math.MaxInt32,
+		QueuedMaxRequestBytes:            DefaultQueuedMaxRequestBytes,
 	}
 }
+
+// DefaultQueuedMaxRequestBytes is weir's default queued.max.request.bytes
+// (256 MiB; Kafka's is -1, unbounded): room for a few maximal 100 MiB
+// frames, far more than the bandwidth-delay product of any one node's
+// producers, and a bound that fits a small machine.
+const DefaultQueuedMaxRequestBytes = 256 << 20
 
 // TestConfig returns DefaultConfig listening on a free loopback port, for
 // tests that call Server.Listen.
@@ -104,6 +138,20 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: connections.max.idle.ms %d overflows a duration", ErrInvalidConfig, c.ConnectionsMaxIdleMs)
 	case c.MaxInFlightRequestsPerConnection < 1:
 		return fmt.Errorf("%w: max in-flight requests per connection %d below 1", ErrInvalidConfig, c.MaxInFlightRequestsPerConnection)
+	case c.MaxConnections < 0:
+		return fmt.Errorf("%w: max.connections %d below 0", ErrInvalidConfig, c.MaxConnections)
+	case c.MaxConnectionsPerIP < 0:
+		return fmt.Errorf("%w: max.connections.per.ip %d below 0", ErrInvalidConfig, c.MaxConnectionsPerIP)
+	case c.MaxConnectionsPerIP == 0 && len(c.MaxConnectionsPerIPOverrides) == 0:
+		return fmt.Errorf("%w: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set", ErrInvalidConfig)
+	case c.QueuedMaxRequestBytes > 0 && c.QueuedMaxRequestBytes < int64(c.SocketRequestMaxBytes):
+		return fmt.Errorf("%w: queued.max.request.bytes %d must be larger or equal to socket.request.max.bytes %d",
+			ErrInvalidConfig, c.QueuedMaxRequestBytes, c.SocketRequestMaxBytes)
+	}
+	for ip, n := range c.MaxConnectionsPerIPOverrides {
+		if n < 0 {
+			return fmt.Errorf("%w: max.connections.per.ip.overrides: %d for %s below 0", ErrInvalidConfig, n, ip)
+		}
 	}
 	if c.ListenAddr != "" {
 		if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {

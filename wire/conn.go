@@ -3,10 +3,12 @@ package wire
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,7 +42,16 @@ type conn struct {
 	// inflight counts requests queued but not yet answered; a connection
 	// waiting for its own answers is not idle.
 	inflight atomic.Int64
-	once     sync.Once
+	// fetchSlot holds the one Fetch a connection may have in flight: the
+	// reader takes it before dispatching a Fetch, the writer frees it once
+	// that response is written. Fetch responses are the large ones (up to
+	// fetch.max.bytes each); Kafka mutes a connection until each response
+	// is sent, weir pipelines the rest but never two fetches, so a client
+	// that pipelines fetches and never reads holds one response, not 16.
+	fetchSlot chan struct{}
+	// ip is the client address counted by the connection limits.
+	ip   netip.Addr
+	once sync.Once
 }
 
 // newConn wraps an accepted connection.
@@ -55,6 +66,9 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 		cancel: cancel,
 		slots:  make(chan struct{}, n),
 		queue:  make(chan *pending, n),
+
+		fetchSlot: make(chan struct{}, 1),
+		ip:        remoteIP(nc.RemoteAddr()),
 	}
 }
 
@@ -106,7 +120,17 @@ func (c *conn) readLoop() {
 			c.readFailed(err)
 			return
 		}
+		fetch := isFetch(frame.buf)
+		if fetch {
+			select {
+			case c.fetchSlot <- struct{}{}:
+			case <-c.ctx.Done():
+				frame.done()
+				return
+			}
+		}
 		p := c.s.serveFrame(c.ctx, &c.info, frame, time.Now())
+		p.fetch = fetch
 		if p.resp.kind == kindDefer {
 			p.done = make(chan struct{})
 			c.s.wg.Go(func() {
@@ -128,20 +152,49 @@ func (c *conn) enqueue(p *pending) {
 	c.queue <- p
 }
 
-// readFrame reads the next frame under connections.max.idle.ms. A timeout
-// while answers are still in flight is not idleness: the wait goes on.
-func (c *conn) readFrame(br *bufio.Reader) ([]byte, error) {
+// readFrame reads the next frame: its size under connections.max.idle.ms
+// (a timeout while answers are still in flight is not idleness: the wait
+// goes on), then room for it in the request memory pool (meanwhile the
+// socket is not read), then its payload, which must arrive within
+// connections.max.idle.ms.
+func (c *conn) readFrame(br *bufio.Reader) (*frameRef, error) {
 	idle := c.s.cfg.idleTimeout()
+	var size int32
 	for {
 		if idle > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(idle))
 		}
-		frame, err := readFrame(br, c.s.cfg.SocketRequestMaxBytes)
+		var err error
+		size, err = readFrameSize(br, c.s.cfg.SocketRequestMaxBytes)
 		if err != nil && errorsIsTimeout(err) && !errors.Is(err, errFrameTruncated) && c.inflight.Load() > 0 {
 			continue
 		}
-		return frame, err
+		if err != nil {
+			return nil, err
+		}
+		break
 	}
+	grant, err := c.s.pool.acquire(c.ctx, frameCost(size))
+	if err != nil {
+		return nil, err
+	}
+	if idle > 0 {
+		c.nc.SetReadDeadline(time.Now().Add(idle))
+	}
+	buf, err := readPayload(br, size)
+	if err != nil {
+		c.s.pool.release(grant)
+		return nil, err
+	}
+	return &frameRef{buf: buf, pool: c.s.pool, grant: grant}, nil
+}
+
+// fetchKey is Fetch's API key.
+const fetchKey = 1
+
+// isFetch reports whether a frame is a Fetch request (key 1).
+func isFetch(frame []byte) bool {
+	return len(frame) >= 2 && binary.BigEndian.Uint16(frame) == fetchKey
 }
 
 // readFailed ends reading after err. A frame size out of range is bad input
@@ -171,6 +224,7 @@ func (c *conn) readFailed(err error) {
 // writeLoop writes the answers in request order, waiting for each deferred
 // one, until the queue ends or an answer closes the connection.
 func (c *conn) writeLoop() {
+	defer c.drain()
 	defer c.shutdown()
 	var buf []byte
 	for p := range c.queue {
@@ -178,14 +232,29 @@ func (c *conn) writeLoop() {
 			select {
 			case <-p.done:
 			case <-c.ctx.Done():
+				p.frame.done()
 				return
 			}
 		}
-		if !c.write(p, &buf) {
+		ok := c.write(p, &buf)
+		p.frame.done()
+		if !ok {
 			return
+		}
+		if p.fetch {
+			<-c.fetchSlot
 		}
 		c.inflight.Add(-1)
 		<-c.slots
+	}
+}
+
+// drain returns the request memory of the answers left unwritten when the
+// connection closed. The reader closes the queue once it sees the
+// connection's context canceled, which shutdown has done.
+func (c *conn) drain() {
+	for p := range c.queue {
+		p.frame.done()
 	}
 }
 

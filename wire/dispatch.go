@@ -21,18 +21,24 @@ type pending struct {
 	// once when done is nil; until then it may hold a Defer.
 	resp Response
 	done chan struct{}
+	// frame is the request's frame (nil for an answer without one); its
+	// request memory returns once the answer is written or dropped.
+	frame *frameRef
+	// fetch marks a Fetch, which holds its connection's fetch slot.
+	fetch bool
 }
 
 // serveFrame turns one frame into its pending answer: it parses the header,
 // checks the key and version against the table, decodes the body with kmsg
 // and dispatches it. The answer may still be a Defer, which complete runs.
 // Bad input yields a logged close.
-func (s *Server) serveFrame(ctx context.Context, ci *ConnInfo, frame []byte, received time.Time) *pending {
+func (s *Server) serveFrame(ctx context.Context, ci *ConnInfo, ref *frameRef, received time.Time) *pending {
+	frame := ref.buf
 	h, rest, err := parseHeader(frame)
 	if err != nil {
-		return s.reject(&pending{}, ci, nil, err)
+		return s.reject(&pending{frame: ref}, ci, nil, err)
 	}
-	p := &pending{corr: h.corr, key: h.key, version: h.version}
+	p := &pending{corr: h.corr, key: h.key, version: h.version, frame: ref}
 	api := s.index.lookup(h.key)
 	switch {
 	case api == nil:
@@ -49,7 +55,7 @@ func (s *Server) serveFrame(ctx context.Context, ci *ConnInfo, frame []byte, rec
 		return s.reject(p, ci, &h, err)
 	}
 	req := &Request{Key: h.key, Version: h.version, CorrelationID: h.corr, ClientID: h.client, Body: body, Conn: ci, Received: received,
-		frame: &frameRef{buf: frame}}
+		frame: ref}
 	p.noReply = !expectsReply(body)
 	s.stats.requests.Add(1)
 	if r := s.dispatch(ctx, api, req); r.kind == kindDefer {

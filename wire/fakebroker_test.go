@@ -55,13 +55,19 @@ type replicaKey struct {
 // advertising addr, with the server.properties lines in props applied.
 func newFakeBroker(t testing.TB, addr string, props map[string]string) *fakeBroker {
 	t.Helper()
+	return newFakeBrokerFS(t, addr, props, nil)
+}
+
+// newFakeBrokerFS is newFakeBroker with its logs on fs (nil: the OS's).
+func newFakeBrokerFS(t testing.TB, addr string, props map[string]string, fs log.FS) *fakeBroker {
+	t.Helper()
 	cfg := config.NewBroker()
 	for k, v := range props {
 		if err := cfg.Override(k, v); err != nil {
 			t.Fatalf("config %s=%s: %v", k, v, err)
 		}
 	}
-	m, err := log.OpenManager(log.ManagerConfig{Dir: t.TempDir(), NoBackground: true})
+	m, err := log.OpenManager(log.ManagerConfig{Dir: t.TempDir(), FS: fs, NoBackground: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,11 +263,18 @@ func (b *fakeBroker) reconcile() error {
 // fakeBroker on a loopback port and returns the server and the broker.
 func startBroker(t *testing.T, props map[string]string) (*Server, *fakeBroker) {
 	t.Helper()
+	return startBrokerFS(t, props, nil)
+}
+
+// startBrokerFS is startBroker with the broker's logs on fs (nil: the
+// OS's).
+func startBrokerFS(t *testing.T, props map[string]string, fs log.FS) (*Server, *fakeBroker) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newFakeBroker(t, ln.Addr().String(), props)
+	b := newFakeBrokerFS(t, ln.Addr().String(), props, fs)
 	h, err := NewBrokerHandler(BrokerHandlerConfig{Broker: b, System: b.system})
 	if err != nil {
 		t.Fatal(err)

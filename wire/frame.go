@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -23,47 +22,47 @@ var (
 	errResponseSize       = errors.New("wire: response larger than a frame can carry")
 )
 
-// frameGrowStep is how much of a large frame is allocated ahead of the bytes
-// that actually arrive, so that a size prefix alone cannot make the server
-// allocate socket.request.max.bytes.
-const frameGrowStep = 1 << 20
-
-// readFrame reads one size-prefixed frame and returns its payload. A clean
-// end of stream before the first byte returns io.EOF, and any other error
-// before the first byte is returned as is (a timeout: an idle connection).
-// Errors after it wrap errFrameTruncated; a size that is negative or above
-// maxSize wraps errFrameSize and nothing is allocated.
+// readFrame reads one size-prefixed frame and returns its payload (tests
+// and fuzzing use it; connections read the size and the payload apart, to
+// wait for memory in between). Errors are readFrameSize's and
+// readPayload's.
 func readFrame(r io.Reader, maxSize int32) ([]byte, error) {
+	size, err := readFrameSize(r, maxSize)
+	if err != nil {
+		return nil, err
+	}
+	return readPayload(r, size)
+}
+
+// readFrameSize reads a frame's size prefix. A clean end of stream before
+// the first byte returns io.EOF, and any other error before the first
+// byte is returned as is (a timeout: an idle connection). Errors after it
+// wrap errFrameTruncated; a size that is negative or above maxSize wraps
+// errFrameSize.
+func readFrameSize(r io.Reader, maxSize int32) (int32, error) {
 	var prefix [4]byte
 	if n, err := io.ReadFull(r, prefix[:]); err != nil {
 		if n == 0 {
-			return nil, err
+			return 0, err
 		}
-		return nil, fmt.Errorf("%w: %d of 4 size bytes: %w", errFrameTruncated, n, err)
+		return 0, fmt.Errorf("%w: %d of 4 size bytes: %w", errFrameTruncated, n, err)
 	}
 	size := int32(binary.BigEndian.Uint32(prefix[:]))
 	if size < 0 || size > maxSize {
-		return nil, fmt.Errorf("%w: size %d, socket.request.max.bytes %d", errFrameSize, size, maxSize)
+		return 0, fmt.Errorf("%w: size %d, socket.request.max.bytes %d", errFrameSize, size, maxSize)
 	}
-	if size <= framePoolMax {
-		buf := getFrame(int(size))
-		if n, err := io.ReadFull(r, buf); err != nil {
-			putFrame(buf)
-			return nil, fmt.Errorf("%w: %d of %d bytes: %w", errFrameTruncated, n, size, err)
-		}
-		return buf, nil
-	}
-	buf := make([]byte, 0, min(int(size), frameGrowStep))
-	for len(buf) < int(size) {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, min(int(size)-len(buf), cap(buf)))
-		}
-		end := min(cap(buf), int(size))
-		n, err := io.ReadFull(r, buf[len(buf):end])
-		buf = buf[:len(buf)+n]
-		if err != nil {
-			return nil, fmt.Errorf("%w: %d of %d bytes: %w", errFrameTruncated, len(buf), size, err)
-		}
+	return size, nil
+}
+
+// readPayload reads a frame's size bytes into a buffer of exactly that
+// length (pooled for mid-sized frames; see framepool.go). Errors wrap
+// errFrameTruncated. The request memory pool, not this function, bounds
+// what declared sizes may allocate.
+func readPayload(r io.Reader, size int32) ([]byte, error) {
+	buf := getFrame(int(size))
+	if n, err := io.ReadFull(r, buf); err != nil {
+		putFrame(buf)
+		return nil, fmt.Errorf("%w: %d of %d bytes: %w", errFrameTruncated, n, size, err)
 	}
 	return buf, nil
 }

@@ -51,16 +51,40 @@ func putFrame(b []byte) {
 	framePools[c].Put(&b)
 }
 
-// frameRef is a request's claim on its frame buffer.
-type frameRef struct {
-	buf      []byte
-	released atomic.Bool
+// frameCost is what a frame of size bytes holds of the request memory
+// pool: the capacity getFrame gives it.
+func frameCost(size int32) int64 {
+	if c := frameClass(int(size)); c >= 0 {
+		return 1 << c
+	}
+	return int64(size)
 }
 
-// release returns the buffer to its pool, once.
+// frameRef is a request's claim on its frame buffer and on the request
+// memory pool's bytes for it.
+type frameRef struct {
+	buf      []byte
+	pool     *memPool
+	grant    memGrant
+	released atomic.Bool
+	returned atomic.Bool
+}
+
+// release returns the buffer to its pool and the bytes to the memory
+// pool, once.
 func (f *frameRef) release() {
 	if f != nil && f.released.CompareAndSwap(false, true) {
 		putFrame(f.buf)
 		f.buf = nil
+		f.done()
+	}
+}
+
+// done returns the frame's bytes to the memory pool, once, leaving the
+// buffer to the garbage collector: the request is over (its response
+// written or dropped) but the handler may not have released the frame.
+func (f *frameRef) done() {
+	if f != nil && f.pool != nil && f.returned.CompareAndSwap(false, true) {
+		f.pool.release(f.grant)
 	}
 }

@@ -103,7 +103,7 @@ func serveStream(t *testing.T, s *Server, parent context.Context, ci *ConnInfo, 
 		if err != nil {
 			return
 		}
-		p := s.serveFrame(ctx, ci, frame, time.Now())
+		p := s.serveFrame(ctx, ci, &frameRef{buf: frame}, time.Now())
 		if p.resp.kind == kindDefer {
 			s.complete(ctx, p, ci)
 		}

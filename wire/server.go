@@ -25,6 +25,8 @@ type Server struct {
 	apis    apiTable
 	index   apiIndex
 	stats   counters
+	// pool is queued.max.request.bytes (mempool.go).
+	pool *memPool
 
 	// ctx is canceled by Close; every connection's context derives from it.
 	ctx    context.Context
@@ -37,7 +39,11 @@ type Server struct {
 	mu     sync.Mutex
 	ln     net.Listener
 	conns  map[*conn]struct{}
+	limits *connLimits
 	closed bool
+	// refusedLog and acceptLog keep the log lines of refused connections
+	// and failed accepts to one per interval (with a count) under a flood.
+	refusedLog, acceptLog logEvery
 }
 
 // NewServer returns a server for cfg that passes requests to h. It does not
@@ -72,6 +78,11 @@ func newServer(cfg Config, h Handler, table apiTable) (*Server, error) {
 		ctx:     ctx,
 		cancel:  cancel,
 		conns:   map[*conn]struct{}{},
+		pool:    newMemPool(max(cfg.QueuedMaxRequestBytes, 0)),
+		limits:  newConnLimits(&cfg),
+
+		refusedLog: logEvery{interval: logInterval},
+		acceptLog:  logEvery{interval: logInterval},
 	}, nil
 }
 
@@ -115,7 +126,11 @@ func (s *Server) Addr() net.Addr {
 }
 
 // Stats returns the server's counters.
-func (s *Server) Stats() Stats { return s.stats.snapshot() }
+func (s *Server) Stats() Stats {
+	st := s.stats.snapshot()
+	st.RequestBytesInUse, st.RequestMemoryWaits = s.pool.inUse()
+	return st
+}
 
 // Close stops accepting, closes every connection (unwritten responses are
 // dropped), cancels the contexts given to the Handler and waits until every
@@ -150,8 +165,15 @@ func (s *Server) Close() error {
 	return err
 }
 
+// logInterval is the least time between two log lines of one kind of
+// repeated event (refused connections, failed accepts); the line says how
+// many were not logged.
+const logInterval = 10 * time.Second
+
 // acceptLoop accepts connections until the listener closes. Accept errors
-// (such as running out of file descriptors) are retried with a backoff.
+// (such as running out of file descriptors: EMFILE, ENFILE) are retried
+// with a backoff from 5 ms to 1 s, never spinning and never giving up; the
+// connections meanwhile wait in the listen backlog.
 func (s *Server) acceptLoop(ln net.Listener) {
 	const maxBackoff = time.Second
 	var backoff time.Duration
@@ -170,7 +192,14 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			return
 		}
 		backoff = min(max(2*backoff, 5*time.Millisecond), maxBackoff)
-		s.log.Warn("wire: accept failed; retrying", slog.Any("err", err), slog.Duration("backoff", backoff))
+		s.stats.acceptErrors.Add(1)
+		s.mu.Lock()
+		ok, skipped := s.acceptLog.allow(time.Now())
+		s.mu.Unlock()
+		if ok {
+			s.log.Warn("wire: accept failed; retrying", slog.Any("err", err), slog.Duration("backoff", backoff),
+				slog.Uint64("not_logged", skipped))
+		}
 		select {
 		case <-time.After(backoff):
 		case <-s.ctx.Done():
@@ -179,9 +208,10 @@ func (s *Server) acceptLoop(ln net.Listener) {
 	}
 }
 
-// startConn registers an accepted connection and starts its goroutines.
+// startConn registers an accepted connection and starts its goroutines,
+// or closes it at once when max.connections or max.connections.per.ip is
+// reached.
 func (s *Server) startConn(nc net.Conn) {
-	s.stats.accepted.Add(1)
 	c := newConn(s, nc, s.connID.Add(1))
 	s.mu.Lock()
 	if s.closed {
@@ -189,6 +219,18 @@ func (s *Server) startConn(nc net.Conn) {
 		nc.Close()
 		return
 	}
+	if err := s.limits.admit(c.ip); err != nil {
+		ok, skipped := s.refusedLog.allow(time.Now())
+		s.mu.Unlock()
+		nc.Close()
+		s.stats.refused.Add(1)
+		if ok {
+			s.log.Warn("wire: refusing connection", slog.String("remote", nc.RemoteAddr().String()), slog.Any("err", err),
+				slog.Uint64("not_logged", skipped))
+		}
+		return
+	}
+	s.stats.accepted.Add(1)
 	s.conns[c] = struct{}{}
 	s.stats.open.Add(1)
 	s.mu.Unlock()
@@ -203,6 +245,7 @@ func (s *Server) forget(c *conn) {
 	defer s.mu.Unlock()
 	if _, ok := s.conns[c]; ok {
 		delete(s.conns, c)
+		s.limits.release(c.ip)
 		s.stats.open.Add(-1)
 	}
 }

@@ -465,3 +465,38 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A connection has one Fetch in flight at a time: a pipelined second
+// Fetch (and anything after it) waits until the first one's response is
+// written, so a client that pipelines fetches and never reads holds one
+// response, not one per request in flight.
+func TestOneFetchInFlightPerConnection(t *testing.T) {
+	table := append(testTable(), API{Key: 1, Advertised: VersionRange{4, 12}, Served: VersionRange{4, 12}})
+	g := newGatedHandler()
+	s, _ := startServer(t, DefaultConfig(), g, table)
+	c := dial(t, s)
+	fetch := func() *kmsg.FetchRequest {
+		r := kmsg.NewPtrFetchRequest()
+		r.Version = 11
+		return r
+	}
+	c.send(fetch(), 0)
+	c.send(fetch(), 1)
+	c.send(metadataReq(9), 2)
+	waitFor(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.called) == 1 })
+	c.expectSilence()
+	g.mu.Lock()
+	called := append([]int32(nil), g.called...)
+	g.mu.Unlock()
+	if len(called) != 1 {
+		close(g.gate(0))
+		t.Fatalf("dispatched %v with the first fetch unanswered", called)
+	}
+	close(g.gate(0))
+	close(g.gate(1))
+	close(g.gate(2))
+	for i, resp := range []kmsg.Response{kmsg.NewPtrFetchResponse(), kmsg.NewPtrFetchResponse(), kmsg.NewPtrMetadataResponse()} {
+		resp.SetVersion(map[bool]int16{true: 11, false: 9}[i < 2])
+		c.expectCorr(resp, int32(i))
+	}
+}

@@ -5,8 +5,15 @@ import "sync/atomic"
 // Stats counts what one Server has seen since NewServer. Read it with
 // Server.Stats; each field is read atomically, the set is not a snapshot.
 type Stats struct {
-	// ConnectionsAccepted counts accepted connections.
+	// ConnectionsAccepted counts accepted connections admitted under the
+	// connection limits.
 	ConnectionsAccepted uint64
+	// ConnectionsRefused counts connections closed at once because
+	// max.connections or max.connections.per.ip was reached.
+	ConnectionsRefused uint64
+	// AcceptErrors counts failed accepts (EMFILE, ENFILE, ...), each
+	// retried after a backoff.
+	AcceptErrors uint64
 	// ConnectionsOpen is the number of connections open now.
 	ConnectionsOpen int64
 	// Requests counts requests decoded and dispatched (to wire's own
@@ -31,6 +38,11 @@ type Stats struct {
 	HandlerErrors uint64
 	// IdleCloses counts connections closed after connections.max.idle.ms.
 	IdleCloses uint64
+	// RequestBytesInUse is what request frames hold of the request memory
+	// pool now (queued.max.request.bytes); 0 when the pool is unbounded.
+	RequestBytesInUse int64
+	// RequestMemoryWaits counts frames that waited for room in the pool.
+	RequestMemoryWaits uint64
 }
 
 // counters is the live, atomic form of Stats.
@@ -38,6 +50,7 @@ type counters struct {
 	accepted, requests, responses, noResponses atomic.Uint64
 	unsupportedApiVersions, badInput           atomic.Uint64
 	handlerCloses, handlerErrors, idleCloses   atomic.Uint64
+	refused, acceptErrors                      atomic.Uint64
 	open                                       atomic.Int64
 }
 
@@ -45,6 +58,8 @@ type counters struct {
 func (c *counters) snapshot() Stats {
 	return Stats{
 		ConnectionsAccepted:    c.accepted.Load(),
+		ConnectionsRefused:     c.refused.Load(),
+		AcceptErrors:           c.acceptErrors.Load(),
 		ConnectionsOpen:        c.open.Load(),
 		Requests:               c.requests.Load(),
 		Responses:              c.responses.Load(),

@@ -145,11 +145,15 @@ const (
 // parked until an append moves the high watermark past Offset or a Tick
 // passes its deadline; it is answered by one ReadRecordsResult.
 type ReadRecords struct {
-	Offset    int64
-	MaxBytes  int
-	MaxOffset int64
-	Isolation IsolationLevel
-	MaxWaitMs int32
+	Offset int64
+	// MaxBytes bounds the bytes read; the first batch may exceed it
+	// (KIP-74) unless HardMaxBytes is set, when a first batch larger than
+	// MaxBytes returns no records.
+	MaxBytes     int
+	HardMaxBytes bool
+	MaxOffset    int64
+	Isolation    IsolationLevel
+	MaxWaitMs    int32
 	// CheckLeaderEpoch fences the read with CurrentLeaderEpoch, the
 	// fetcher's leader epoch (Fetch v9+ with an epoch other than -1):
 	// FENCED_LEADER_EPOCH if older than the replica's, UNKNOWN_LEADER_EPOCH

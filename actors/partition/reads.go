@@ -58,7 +58,7 @@ func readLog(l *log.Log, st *Status, m *ReadRecords) *ReadRecordsResult {
 	if m.Offset >= bound {
 		return res
 	}
-	data, err := l.Read(m.Offset, log.ReadOptions{MaxBytes: m.MaxBytes, MaxOffset: bound, Buf: m.Buf})
+	data, err := l.Read(m.Offset, log.ReadOptions{MaxBytes: m.MaxBytes, HardMaxBytes: m.HardMaxBytes, MaxOffset: bound, Buf: m.Buf})
 	switch {
 	case errors.Is(err, log.ErrOffsetOutOfRange):
 		res.ErrorCode, res.ErrorMessage = kerr.OffsetOutOfRange.Code, err.Error()

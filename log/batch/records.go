@@ -49,6 +49,39 @@ func ForEachRecord(b []byte, limit int, fn func(r *kmsg.Record) error) error {
 	if err != nil {
 		return err
 	}
+	return it.each(fn)
+}
+
+// ScanRecords is ForEachRecord decompressing into a pooled buffer (as
+// CheckRecords does) instead of a new one: the keys, values and header
+// values of the records passed to fn are valid only during the call, and fn
+// must not call ScanRecords or CheckRecords (it holds one of a bounded
+// number of buffers meanwhile). It suits a caller that looks
+// at records and keeps nothing (ListOffsets, the cleaner's offset map,
+// dump-log).
+func ScanRecords(b []byte, limit int, fn func(r *kmsg.Record) error) error {
+	rb, err := Validate(b)
+	if err != nil {
+		return err
+	}
+	section := rb.Records
+	if codec := rb.Attributes & CodecMask; codec != CodecNone && len(section) > 0 {
+		out, release, err := decompressScratch(codec, section, limit)
+		if err != nil {
+			return fmt.Errorf("batch at offset %d: %w", rb.FirstOffset, err)
+		}
+		defer release()
+		section = out
+	}
+	it, err := sectionIter(&rb, section)
+	if err != nil {
+		return err
+	}
+	return it.each(fn)
+}
+
+// each calls fn with each record in turn, then checks nothing trails them.
+func (it *recordIter) each(fn func(r *kmsg.Record) error) error {
 	var r kmsg.Record
 	for range it.count {
 		if err := it.next(&r); err != nil {
@@ -104,6 +137,12 @@ func newRecordIter(b []byte, limit int) (recordIter, error) {
 			return recordIter{}, fmt.Errorf("batch at offset %d: %w", rb.FirstOffset, err)
 		}
 	}
+	return sectionIter(&rb, section)
+}
+
+// sectionIter starts a walk of the (decompressed) records section of the
+// batch whose header is rb, once the record count could fit in it.
+func sectionIter(rb *kmsg.RecordBatch, section []byte) (recordIter, error) {
 	if int64(rb.NumRecords)*minRecordSize > int64(len(section)) {
 		return recordIter{}, fmt.Errorf("%w: batch at offset %d: %d records cannot fit in %d bytes",
 			ErrCorrupt, rb.FirstOffset, rb.NumRecords, len(section))

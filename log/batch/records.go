@@ -53,12 +53,13 @@ func ForEachRecord(b []byte, limit int, fn func(r *kmsg.Record) error) error {
 }
 
 // ScanRecords is ForEachRecord decompressing into a pooled buffer (as
-// CheckRecords does) instead of a new one: the keys, values and header
+// CheckRecords does) instead of a new one, and checking every record before
+// fn sees the first: fn is called only for a batch that decodes whole, so a
+// caller never acts on half of a bad batch. The keys, values and header
 // values of the records passed to fn are valid only during the call, and fn
 // must not call ScanRecords or CheckRecords (it holds one of a bounded
-// number of buffers meanwhile). It suits a caller that looks
-// at records and keeps nothing (ListOffsets, the cleaner's offset map,
-// dump-log).
+// number of buffers meanwhile). It suits a caller that looks at records and
+// keeps nothing (ListOffsets, the cleaner's offset map, dump-log).
 func ScanRecords(b []byte, limit int, fn func(r *kmsg.Record) error) error {
 	rb, err := Validate(b)
 	if err != nil {
@@ -77,7 +78,35 @@ func ScanRecords(b []byte, limit int, fn func(r *kmsg.Record) error) error {
 	if err != nil {
 		return err
 	}
+	if err := it.check(); err != nil {
+		return err
+	}
 	return it.each(fn)
+}
+
+// check walks a copy of the iterator over every record without decoding
+// them: lengths, fields, offset deltas and nothing trailing, as next and
+// finish check them.
+func (it recordIter) check() error {
+	for ; it.i < it.count; it.i++ {
+		length, n := varint(it.rest)
+		if n <= 0 || length < 0 || int(length) > len(it.rest)-n {
+			return it.errorf("length prefix %d (%d bytes left)", length, len(it.rest))
+		}
+		size := n + int(length)
+		used, delta, _, what := scanBody(it.rest[n:size])
+		switch {
+		case what != "":
+			return it.errorf("%s", what)
+		case used != int(length):
+			return it.errorf("fields take %d of %d bytes", used, length)
+		case delta < 0 || delta > it.lastOffsetDelta:
+			return it.errorf("offset delta %d outside [0, %d]", delta, it.lastOffsetDelta)
+		}
+		it.rest = it.rest[size:]
+		it.pos += size
+	}
+	return it.finish()
 }
 
 // each calls fn with each record in turn, then checks nothing trails them.

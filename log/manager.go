@@ -81,6 +81,8 @@ type Manager struct {
 	fs     FS
 	dir    string
 	logger *slog.Logger
+	// poison remembers the bad stored batches already logged.
+	poison poisonReports
 	files  *fileCache
 	syncer *syncer
 	tick   atomic.Int64 // seconds since open, for idle unloading

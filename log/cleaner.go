@@ -451,7 +451,13 @@ func (p *cleanPass) cleanBatch(w *segmentWriter, seg *segment, next, pos int64, 
 	p.prevEnd = last + 1
 	out, err := p.filter(b)
 	if err != nil {
-		return false, p.corrupt(seg, pos, err)
+		// Records that cannot be read (a batch stored before the leader
+		// checked compressed batches, or damaged) stay as they are: the
+		// cleaner cannot tell which of them are superseded, and failing
+		// the pass would retry it every backoff forever. Logged once.
+		p.l.reportBadBatch("cleaning (batch kept unchanged)", seg.logPath, pos, base, err)
+		p.stats.BadBatchesKept++
+		out = b
 	}
 	if out == nil {
 		return false, nil

@@ -79,6 +79,9 @@ type CleanStats struct {
 	// BatchesRemoved dropped; EmptyBatchesKept lost every record but stay as
 	// a bare header, the last batch of their producer id.
 	BatchesCopied, BatchesRewritten, BatchesRemoved, EmptyBatchesKept int64
+	// BadBatchesKept were kept byte for byte because their records could
+	// not be read (logged once each); their keys are not mapped.
+	BadBatchesKept int64
 	// SegmentsReplaced were swapped for SegmentsWritten new ones.
 	SegmentsReplaced, SegmentsWritten int
 	// MapKeys is the largest number of keys a pass mapped; MapFill the
@@ -103,6 +106,7 @@ func (s *CleanStats) add(o CleanStats) {
 	s.BatchesRewritten += o.BatchesRewritten
 	s.BatchesRemoved += o.BatchesRemoved
 	s.EmptyBatchesKept += o.EmptyBatchesKept
+	s.BadBatchesKept += o.BadBatchesKept
 	s.SegmentsReplaced += o.SegmentsReplaced
 	s.SegmentsWritten += o.SegmentsWritten
 	s.MapKeys = max(s.MapKeys, o.MapKeys)

@@ -83,6 +83,8 @@ type Manager struct {
 	dir    string
 	logger *slog.Logger
 	lock   io.Closer // the directory's .lock, held until Close or Abandon
+	// poison remembers the bad stored batches already logged.
+	poison poisonReports
 	files  *fileCache
 	syncer *syncer
 	tick   atomic.Int64 // seconds since open, for idle unloading

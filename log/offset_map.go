@@ -188,7 +188,10 @@ func (p *cleanPass) mapBatch(seg *segment, pos int64, b []byte) error {
 		return nil
 	}
 	if batch.Attributes(b)&batch.ControlBit == 0 {
-		err := batch.ForEachRecord(b, maxDecodeBytes, func(r *kmsg.Record) error {
+		// ScanRecords checks the whole batch before fn sees a record: a
+		// batch whose records cannot be read is kept unchanged by the
+		// filter, and none of its keys may shadow earlier records.
+		err := batch.ScanRecords(b, maxDecodeBytes, func(r *kmsg.Record) error {
 			off := base + int64(r.OffsetDelta)
 			if off < p.firstDirty || r.Key == nil {
 				return nil
@@ -203,7 +206,7 @@ func (p *cleanPass) mapBatch(seg *segment, pos int64, b []byte) error {
 			return err
 		}
 		if err != nil {
-			return p.corrupt(seg, pos, err)
+			p.l.reportBadBatch("cleaning (batch kept unchanged)", seg.logPath, pos, base, err)
 		}
 	}
 	p.mapEnd = last + 1

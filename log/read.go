@@ -50,6 +50,9 @@ func (l *Log) Read(offset int64, opts ReadOptions) ([]byte, error) {
 	}
 	for i := max(l.segmentFor(offset), 0); i < len(l.segs) && offset < maxOffset; i++ {
 		data, err := l.readSegment(l.segs[i], offset, maxOffset, opts)
+		if errors.Is(err, ErrCorrupt) {
+			l.reportBadBatch("read (refused)", l.segs[i].logPath, -1, offset, err)
+		}
 		if err != nil || len(data) > 0 {
 			return data, err
 		}

@@ -1,7 +1,10 @@
 package log
 
 import (
+	"errors"
 	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirmq/weir/log/batch"
 )
@@ -16,8 +19,9 @@ const (
 	MaxTimestamp = -3
 )
 
-// maxDecodeBytes bounds decompression when the log looks inside a batch.
-const maxDecodeBytes = 256 << 20
+// maxDecodeBytes bounds decompression when the log looks inside a batch:
+// the bound produce applies, so whatever the leader accepted can be read.
+const maxDecodeBytes = batch.MaxDecompressed
 
 // OffsetForTimestamp answers ListOffsets: for EarliestTimestamp the log start
 // offset, for LatestTimestamp the log end offset, for MaxTimestamp the first
@@ -64,20 +68,12 @@ func (l *Log) findInSegment(seg *segment, ts int64, accept func(int64) bool) (in
 	}
 	defer l.m.files.release(cf)
 	sc := newBatchScanner(cf.f, seg.logPath, pos, seg.size, true)
-	for _, b, ok := sc.next(); ok; _, b, ok = sc.next() {
+	for bpos, b, ok := sc.next(); ok; bpos, b, ok = sc.next() {
 		if batch.MaxTimestamp(b) < ts || batch.LastOffset(b) < l.logStart {
 			continue
 		}
-		recs, err := batch.Records(b, maxDecodeBytes)
-		if err != nil {
-			return -1, -1, false, fmt.Errorf("%w: %s: batch at offset %d: %v", ErrCorrupt, seg.logPath, batch.BaseOffset(b), err)
-		}
-		base := batch.BaseOffset(b)
-		for i := range recs {
-			off, rts := base+int64(recs[i].OffsetDelta), batch.Timestamp(b, &recs[i])
-			if off >= l.logStart && rts >= ts && accept(rts) {
-				return off, rts, true, nil
-			}
+		if off, rts, ok := l.findInBatch(b, ts, accept, seg.logPath, bpos); ok {
+			return off, rts, true, nil
 		}
 	}
 	if sc.err != nil {
@@ -85,6 +81,39 @@ func (l *Log) findInSegment(seg *segment, ts int64, accept func(int64) bool) (in
 	}
 	return -1, -1, false, nil
 }
+
+// findInBatch finds in the batch b (at bpos of path), whose max timestamp is
+// at least ts, the first record at or after the log start offset with
+// timestamp >= ts that accept admits, as Kafka's
+// LogSegment.findOffsetByTimestamp does. A LogAppendTime batch gives every
+// record its max timestamp, so nothing is decompressed. A batch whose
+// records cannot be read (stored before the leader checked compressed
+// batches, or damaged) is logged once and answered at the batch level: its
+// first offset past the log start, with its max timestamp, so one bad
+// batch never makes every such lookup fail.
+func (l *Log) findInBatch(b []byte, ts int64, accept func(int64) bool, path string, bpos int64) (int64, int64, bool) {
+	base, maxTs := batch.BaseOffset(b), batch.MaxTimestamp(b)
+	if batch.Attributes(b)&batch.LogAppendTimeBit != 0 {
+		return max(base, l.logStart), maxTs, accept(maxTs)
+	}
+	off, rts, found := int64(-1), int64(-1), false
+	err := batch.ScanRecords(b, maxDecodeBytes, func(r *kmsg.Record) error {
+		o, t := base+int64(r.OffsetDelta), batch.Timestamp(b, r)
+		if o >= l.logStart && t >= ts && accept(t) {
+			off, rts, found = o, t, true
+			return errFound
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFound) {
+		l.reportBadBatch("ListOffsets by timestamp (answered at the batch's first offset)", path, bpos, base, err)
+		return max(base, l.logStart), maxTs, accept(maxTs)
+	}
+	return off, rts, found
+}
+
+// errFound stops a record scan at its answer.
+var errFound = errors.New("log: found")
 
 // maxTimestampRecord finds the first record holding the log's largest
 // timestamp.

@@ -288,11 +288,10 @@ func TestProduceBadInput(t *testing.T) {
 	}
 }
 
-// The leader walks the records of every batch it can without
-// decompressing, and of every batch of a compacted topic (Kafka's
-// LogValidator): records that do not parse under a valid CRC get
-// CORRUPT_MESSAGE, a record without a key on a compacted topic
-// INVALID_RECORD, and nothing is appended.
+// The leader walks the records of every batch (Kafka's LogValidator):
+// records that do not parse under a valid CRC get INVALID_RECORD (Kafka's
+// InvalidRecordException), as does a record without a key on a compacted
+// topic, and nothing is appended.
 func TestProduceRecordChecks(t *testing.T) {
 	s, b := startBroker(t, nil)
 	createTopic(t, b, "plain", 1)
@@ -330,8 +329,8 @@ func TestProduceRecordChecks(t *testing.T) {
 		records     []byte
 		want        *kerr.Error
 	}{
-		{"offset deltas out of order", "plain", reorder, kerr.CorruptMessage},
-		{"key overruns its record", "plain", overrun, kerr.CorruptMessage},
+		{"offset deltas out of order", "plain", reorder, kerr.InvalidRecord},
+		{"key overruns its record", "plain", overrun, kerr.InvalidRecord},
 		{"record without a key, compacted", "compacted", keyless(batch.CodecNone), kerr.InvalidRecord},
 		{"record without a key, compacted, zstd", "compacted", keyless(batch.CodecZstd), kerr.InvalidRecord},
 		{"record without a key, not compacted", "plain", keyless(batch.CodecNone), nil},

@@ -151,15 +151,12 @@ func (r *Replica) validate(m *AppendBatches) (ProducerBatch, *AppendBatchesResul
 	}
 	// The records themselves, as Kafka's LogValidator walks them: a batch
 	// whose CRC holds but whose records do not parse would stop every
-	// consumer that reaches it. An uncompressed batch is walked in place;
-	// a compressed one is decompressed only where keys must be checked.
-	if hdr.Attributes&batch.CodecMask == batch.CodecNone || r.cfg.Compacted {
-		if err := batch.CheckRecords(batches[0], r.cfg.Compacted, maxDecompressedBatch); err != nil {
-			if errors.Is(err, batch.ErrNoKey) {
-				return fail(kerr.InvalidRecord.Code, "compacted topic cannot accept a record without a key: %v", err)
-			}
-			return fail(appendErrorCode(err), "%v", err)
-		}
+	// consumer that reaches it, and a false record count would burn
+	// offsets. An uncompressed batch is walked in place, a compressed one
+	// decompressed into a pooled buffer, bounded by batch.MaxDecompressed.
+	if err := batch.CheckRecords(batches[0], r.cfg.Compacted, batch.MaxDecompressed); err != nil {
+		code, msg := recordsErrorCode(err)
+		return fail(code, "%s: %v", msg, err)
 	}
 	return BatchFromHeader(hdr), nil
 }
@@ -183,9 +180,26 @@ func timestampProblem(first, maxTs, nowMs, before, after int64) string {
 	return ""
 }
 
-// maxDecompressedBatch bounds the records of one compressed batch the
-// leader decompresses to check them.
-const maxDecompressedBatch = 64 << 20
+// recordsErrorCode maps a CheckRecords failure to the code a producer gets
+// and a reason. Kafka's LogValidator answers INVALID_RECORD
+// (InvalidRecordException) for records that do not match their batch (a
+// false count, bad structure, bytes left over) and for a record without a
+// key on a compacted topic. Two departures: a compressed stream that does
+// not decode gets INVALID_RECORD too, where Kafka's generic KafkaException
+// answers UNKNOWN_SERVER_ERROR (the CRC held, so the bytes arrived as sent
+// and a retry cannot help); and a batch that decompresses past
+// batch.MaxDecompressed, which Kafka has no bound for, gets
+// MESSAGE_TOO_LARGE, on which the Java producer splits a batch of several
+// records and retries.
+func recordsErrorCode(err error) (int16, string) {
+	switch {
+	case errors.Is(err, batch.ErrOverLimit):
+		return kerr.MessageTooLarge.Code, fmt.Sprintf("record batch decompresses past %d bytes", batch.MaxDecompressed)
+	case errors.Is(err, batch.ErrNoKey):
+		return kerr.InvalidRecord.Code, "compacted topic cannot accept a record without a key"
+	}
+	return kerr.InvalidRecord.Code, "invalid records"
+}
 
 // clientBatchProblem applies LogValidator's checks of a producer's batch:
 // an INVALID_RECORD reason, or "".

@@ -15,8 +15,10 @@ var ErrNoKey = errors.New("batch: record without a key")
 // as its length prefix says, their fields well formed, offset deltas 0, 1,
 // 2, ... in order, and nothing after the last. With needKeys every record
 // must have a key (ErrNoKey). A compressed records section is decompressed
-// into at most limit bytes first; an uncompressed one is walked in place
-// without allocating. Other errors wrap ErrCorrupt.
+// into at most limit bytes first (past it the error wraps ErrOverLimit),
+// into a pooled buffer, so checking allocates nothing once the pool is
+// warm; an uncompressed one is walked in place without allocating. Other
+// errors wrap ErrCorrupt.
 func CheckRecords(b []byte, needKeys bool, limit int) error {
 	if len(b) < HeaderSize {
 		return fmt.Errorf("%w: %d bytes, a batch header takes %d", ErrTruncated, len(b), HeaderSize)
@@ -24,11 +26,19 @@ func CheckRecords(b []byte, needKeys bool, limit int) error {
 	base, count := BaseOffset(b), NumRecords(b)
 	section := b[HeaderSize:]
 	if codec := Attributes(b) & CodecMask; codec != CodecNone && len(section) > 0 {
-		var err error
-		if section, err = Decompress(codec, section, limit); err != nil {
+		out, release, err := decompressScratch(codec, section, limit)
+		if err != nil {
 			return fmt.Errorf("batch at offset %d: %w", base, err)
 		}
+		defer release()
+		section = out
 	}
+	return checkSection(section, base, count, needKeys)
+}
+
+// checkSection walks the records section (decompressed) of the batch at
+// offset base that claims count records.
+func checkSection(section []byte, base int64, count int32, needKeys bool) error {
 	if int64(count)*minRecordSize > int64(len(section)) {
 		return fmt.Errorf("%w: batch at offset %d: %d records cannot fit in %d bytes", ErrCorrupt, base, count, len(section))
 	}

@@ -26,6 +26,13 @@ const maxLimit = maxLength
 // For CodecNone the result is src itself, if it fits the limit. Otherwise the
 // result is newly allocated and never aliases src.
 func Decompress(codec int16, src []byte, limit int) ([]byte, error) {
+	return decompressInto(nil, codec, src, limit)
+}
+
+// decompressInto is Decompress writing into dst's capacity when it is large
+// enough (dst's contents are overwritten); the result may be a new, larger
+// buffer otherwise. For CodecNone it returns src, as Decompress does.
+func decompressInto(dst []byte, codec int16, src []byte, limit int) ([]byte, error) {
 	limit = min(max(limit, 0), maxLimit)
 	if codec == CodecNone {
 		if len(src) > limit {
@@ -38,13 +45,13 @@ func Decompress(codec int16, src []byte, limit int) ([]byte, error) {
 	}
 	switch codec {
 	case CodecGzip:
-		return gunzip(src, limit)
+		return gunzip(dst, src, limit)
 	case CodecSnappy:
-		return unsnappy(src, limit)
+		return unsnappy(dst, src, limit)
 	case CodecLz4:
-		return unlz4(src, limit)
+		return unlz4(dst, src, limit)
 	case CodecZstd:
-		return unzstd(src, limit)
+		return unzstd(dst, src, limit)
 	}
 	return nil, fmt.Errorf("%w: unknown compression codec %d", ErrCorrupt, codec)
 }
@@ -72,13 +79,30 @@ func Compress(codec int16, src []byte) ([]byte, error) {
 
 // errOverLimit is the error for output that would pass the limit.
 func errOverLimit(codec string, limit int) error {
-	return fmt.Errorf("%w: %s: decompresses past the limit of %d bytes", ErrCorrupt, codec, limit)
+	return fmt.Errorf("%w: %w: %s: decompresses past the limit of %d bytes", ErrCorrupt, ErrOverLimit, codec, limit)
 }
 
-// readLimited reads r to its end into a buffer that starts at hint bytes and
-// doubles, but never grows past limit+1: reaching limit+1 bytes is an error.
-func readLimited(r io.Reader, codec string, hint, limit int) ([]byte, error) {
-	buf := make([]byte, 0, min(max(hint, 512), limit+1))
+// outBuf returns dst emptied if it can hold n bytes, else a new buffer of
+// capacity n.
+func outBuf(dst []byte, n int) []byte {
+	if cap(dst) >= n {
+		return dst[:0]
+	}
+	return make([]byte, 0, n)
+}
+
+// readLimited reads r to its end into dst's capacity, or a buffer that
+// starts at hint bytes, doubling but never past limit+1: reaching limit+1
+// bytes is an error.
+func readLimited(dst []byte, r io.Reader, codec string, hint, limit int) ([]byte, error) {
+	// A reused buffer is taken whatever its size (it grows to what its
+	// batches need, and stays); the hint sizes a fresh one.
+	buf := dst[:0]
+	if cap(buf) > limit+1 {
+		buf = buf[: 0 : limit+1]
+	} else if cap(buf) < 4<<10 {
+		buf = make([]byte, 0, min(max(hint, 512), limit+1))
+	}
 	for {
 		if len(buf) == cap(buf) {
 			if len(buf) > limit {
@@ -113,7 +137,7 @@ var (
 	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
 )
 
-func gunzip(src []byte, limit int) ([]byte, error) {
+func gunzip(dst, src []byte, limit int) ([]byte, error) {
 	g := gzipReaders.Get().(*gzipReader)
 	defer func() {
 		g.src.Reset(nil) // the pool must not keep src alive
@@ -123,7 +147,7 @@ func gunzip(src []byte, limit int) ([]byte, error) {
 	if err := g.zr.Reset(&g.src); err != nil {
 		return nil, fmt.Errorf("%w: gzip: %w", ErrCorrupt, err)
 	}
-	return readLimited(&g.zr, "gzip", 4*len(src), limit)
+	return readLimited(dst, &g.zr, "gzip", 4*len(src), limit)
 }
 
 func gzipCompress(src []byte) ([]byte, error) {
@@ -165,7 +189,7 @@ func newLz4Writer() *lz4.Writer {
 	return zw
 }
 
-func unlz4(src []byte, limit int) ([]byte, error) {
+func unlz4(dst, src []byte, limit int) ([]byte, error) {
 	l := lz4Readers.Get().(*lz4Reader)
 	defer func() {
 		l.zr.Reset(nil) // the pool must not keep src alive
@@ -174,7 +198,7 @@ func unlz4(src []byte, limit int) ([]byte, error) {
 	}()
 	l.src.Reset(src)
 	l.zr.Reset(&l.src)
-	return readLimited(l.zr, "lz4", 4*len(src), limit)
+	return readLimited(dst, l.zr, "lz4", 4*len(src), limit)
 }
 
 func lz4Compress(src []byte) ([]byte, error) {
@@ -235,7 +259,7 @@ func zstdCompress(src []byte) []byte {
 // declares one, else by a guess. DecodeAll reports a buffer too small as an
 // error that is not always ErrDecoderSizeExceeded, so on any error that may
 // come from the size it retries with a buffer four times larger, up to limit.
-func unzstd(src []byte, limit int) ([]byte, error) {
+func unzstd(dst, src []byte, limit int) ([]byte, error) {
 	dec := zstdDecoders.Get().(*zstd.Decoder)
 	defer zstdDecoders.Put(dec)
 	size := min(limit, max(8*len(src), 1<<10))
@@ -246,8 +270,12 @@ func unzstd(src []byte, limit int) ([]byte, error) {
 		}
 		size = int(h.FrameContentSize)
 	}
+	// All of dst's capacity is used (up to limit): DecodeAll stops at the
+	// capacity, so a larger one only spares a retry.
+	size = max(size, min(cap(dst), limit))
 	for {
-		out, err := dec.DecodeAll(src, make([]byte, 0, size))
+		buf := outBuf(dst, size)[:0:size]
+		out, err := dec.DecodeAll(src, buf)
 		switch {
 		case err == nil:
 			return out, nil

@@ -74,10 +74,12 @@ func checkDecoders(t *testing.T, b []byte) {
 			size, len(b), rb.Magic, uint32(rb.CRC), ComputeCRC(b))
 	}
 	records, err := Records(b, fuzzLimit)
-	n := 0
+	n, sn := 0, 0
 	ferr := ForEachRecord(b, fuzzLimit, func(*kmsg.Record) error { n++; return nil })
-	if (err == nil) != (ferr == nil) {
-		t.Fatalf("Records: %v; ForEachRecord: %v", err, ferr)
+	serr := ScanRecords(b, fuzzLimit, func(*kmsg.Record) error { sn++; return nil })
+	// ScanRecords checks the whole batch first: fn sees all records or none.
+	if (err == nil) != (ferr == nil) || (err == nil) != (serr == nil) || (serr == nil && n != sn) || (serr != nil && sn != 0) {
+		t.Fatalf("Records: %v; ForEachRecord: %v (%d records); ScanRecords: %v (%d records)", err, ferr, n, serr, sn)
 	}
 	checkRecordsAgrees(t, b, records, err)
 	if err != nil {
@@ -104,6 +106,14 @@ func checkRecordsAgrees(t *testing.T, b []byte, records []kmsg.Record, rerr erro
 	if err != nil {
 		if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTruncated) {
 			t.Fatalf("CheckRecords: %v wraps neither ErrCorrupt nor ErrTruncated", err)
+		}
+		if errors.Is(err, ErrOverLimit) {
+			if rerr == nil {
+				t.Fatalf("CheckRecords: %v, but Records decoded the batch under the same limit", err)
+			}
+			if _, derr := Decompress(Attributes(b)&CodecMask, b[HeaderSize:], fuzzLimit); !errors.Is(derr, ErrOverLimit) {
+				t.Fatalf("CheckRecords: %v, but the section decompresses under the limit: %v", err, derr)
+			}
 		}
 		if kerr := CheckRecords(b, true, fuzzLimit); kerr == nil {
 			t.Fatalf("CheckRecords accepted with keys required what it rejects without: %v", err)

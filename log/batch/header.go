@@ -64,6 +64,10 @@ var (
 	ErrUnsupportedMagic = errors.New("batch: unsupported magic")
 	// ErrTruncated is a buffer that ends inside a batch.
 	ErrTruncated = errors.New("batch: truncated record batch")
+	// ErrOverLimit is a compressed records section that decompresses past
+	// the caller's limit (a decompression bomb, or a batch too large to
+	// look inside). Errors wrapping it also wrap ErrCorrupt.
+	ErrOverLimit = errors.New("batch: decompressed records over the limit")
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

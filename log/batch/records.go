@@ -49,6 +49,68 @@ func ForEachRecord(b []byte, limit int, fn func(r *kmsg.Record) error) error {
 	if err != nil {
 		return err
 	}
+	return it.each(fn)
+}
+
+// ScanRecords is ForEachRecord decompressing into a pooled buffer (as
+// CheckRecords does) instead of a new one, and checking every record before
+// fn sees the first: fn is called only for a batch that decodes whole, so a
+// caller never acts on half of a bad batch. The keys, values and header
+// values of the records passed to fn are valid only during the call, and fn
+// must not call ScanRecords or CheckRecords (it holds one of a bounded
+// number of buffers meanwhile). It suits a caller that looks at records and
+// keeps nothing (ListOffsets, the cleaner's offset map, dump-log).
+func ScanRecords(b []byte, limit int, fn func(r *kmsg.Record) error) error {
+	rb, err := Validate(b)
+	if err != nil {
+		return err
+	}
+	section := rb.Records
+	if codec := rb.Attributes & CodecMask; codec != CodecNone && len(section) > 0 {
+		out, release, err := decompressScratch(codec, section, limit)
+		if err != nil {
+			return fmt.Errorf("batch at offset %d: %w", rb.FirstOffset, err)
+		}
+		defer release()
+		section = out
+	}
+	it, err := sectionIter(&rb, section)
+	if err != nil {
+		return err
+	}
+	if err := it.check(); err != nil {
+		return err
+	}
+	return it.each(fn)
+}
+
+// check walks a copy of the iterator over every record without decoding
+// them: lengths, fields, offset deltas and nothing trailing, as next and
+// finish check them.
+func (it recordIter) check() error {
+	for ; it.i < it.count; it.i++ {
+		length, n := varint(it.rest)
+		if n <= 0 || length < 0 || int(length) > len(it.rest)-n {
+			return it.errorf("length prefix %d (%d bytes left)", length, len(it.rest))
+		}
+		size := n + int(length)
+		used, delta, _, what := scanBody(it.rest[n:size])
+		switch {
+		case what != "":
+			return it.errorf("%s", what)
+		case used != int(length):
+			return it.errorf("fields take %d of %d bytes", used, length)
+		case delta < 0 || delta > it.lastOffsetDelta:
+			return it.errorf("offset delta %d outside [0, %d]", delta, it.lastOffsetDelta)
+		}
+		it.rest = it.rest[size:]
+		it.pos += size
+	}
+	return it.finish()
+}
+
+// each calls fn with each record in turn, then checks nothing trails them.
+func (it *recordIter) each(fn func(r *kmsg.Record) error) error {
 	var r kmsg.Record
 	for range it.count {
 		if err := it.next(&r); err != nil {
@@ -104,6 +166,12 @@ func newRecordIter(b []byte, limit int) (recordIter, error) {
 			return recordIter{}, fmt.Errorf("batch at offset %d: %w", rb.FirstOffset, err)
 		}
 	}
+	return sectionIter(&rb, section)
+}
+
+// sectionIter starts a walk of the (decompressed) records section of the
+// batch whose header is rb, once the record count could fit in it.
+func sectionIter(rb *kmsg.RecordBatch, section []byte) (recordIter, error) {
 	if int64(rb.NumRecords)*minRecordSize > int64(len(section)) {
 		return recordIter{}, fmt.Errorf("%w: batch at offset %d: %d records cannot fit in %d bytes",
 			ErrCorrupt, rb.FirstOffset, rb.NumRecords, len(section))

@@ -21,9 +21,9 @@ func snappyCompress(src []byte) []byte {
 	return snappy.Encode(nil, src)
 }
 
-func unsnappy(src []byte, limit int) ([]byte, error) {
+func unsnappy(dst, src []byte, limit int) ([]byte, error) {
 	if len(src) >= xerialHeaderSize && bytes.HasPrefix(src, xerialMagic) {
-		return unxerial(src[xerialHeaderSize:], limit)
+		return unxerial(dst, src[xerialHeaderSize:], limit)
 	}
 	n, err := snappy.DecodedLen(src)
 	if err != nil {
@@ -32,7 +32,7 @@ func unsnappy(src []byte, limit int) ([]byte, error) {
 	if n > limit {
 		return nil, errOverLimit("snappy", limit)
 	}
-	out, err := snappy.Decode(make([]byte, n), src)
+	out, err := snappy.Decode(outBuf(dst, n)[:n], src)
 	if err != nil {
 		return nil, fmt.Errorf("%w: snappy: %w", ErrCorrupt, err)
 	}
@@ -42,7 +42,7 @@ func unsnappy(src []byte, limit int) ([]byte, error) {
 // unxerial decodes the chunks after a xerial header. A first pass checks the
 // chunk lengths and sums the decoded sizes against limit, so the output is
 // allocated once at its exact size.
-func unxerial(chunks []byte, limit int) ([]byte, error) {
+func unxerial(dst, chunks []byte, limit int) ([]byte, error) {
 	total := 0
 	for rest, pos := chunks, xerialHeaderSize; len(rest) > 0; {
 		chunk, next, err := xerialChunk(rest, pos)
@@ -60,7 +60,7 @@ func unxerial(chunks []byte, limit int) ([]byte, error) {
 		pos += len(rest) - len(next)
 		rest = next
 	}
-	out := make([]byte, total)
+	out := outBuf(dst, total)[:total]
 	for rest, off := chunks, 0; len(rest) > 0; {
 		chunk, next, _ := xerialChunk(rest, 0)
 		n, _ := snappy.DecodedLen(chunk)

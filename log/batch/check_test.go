@@ -88,7 +88,7 @@ func TestCheckRecordsReusesBuffer(t *testing.T) {
 	}
 	for _, c := range codecs[1:] {
 		b := checkBatch(t, c.codec, 2000, 100, false) // about 250 KiB decompressed
-		for range cap(slots) { // the slots are taken in turn: warm each
+		for range cap(slots) {                        // the slots are taken in turn: warm each
 			if err := CheckRecords(b, true, MaxDecompressed); err != nil {
 				t.Fatal(err)
 			}

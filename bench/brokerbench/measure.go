@@ -23,6 +23,7 @@ func (r *runner) produce(ctx context.Context, addr, topic string, records int64,
 	cfg.Linger = r.cfg.Linger
 	cfg.BatchBytes = r.cfg.BatchBytes
 	cfg.MaxInFlight = r.cfg.MaxInFlight
+	cfg.Compression = r.cfg.Compression
 	cfg.ReportInterval = 0
 	res, err := perf.RunProducer(ctx, cfg, nil)
 	if err != nil {

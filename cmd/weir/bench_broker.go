@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/weirmq/weir/bench/brokerbench"
+	"github.com/weirmq/weir/bench/perf"
 )
 
 // runBenchBroker is `weir bench broker`: see package brokerbench. It logs
@@ -46,6 +47,11 @@ func parseBenchBrokerFlags(args []string, stderr io.Writer) (brokerbench.Config,
 	fs.IntVar(&cfg.IdleTopics, "idle-topics", cfg.IdleTopics, "topics of the RSS run (f)")
 	fs.IntVar(&cfg.IdlePartitions, "idle-partitions", cfg.IdlePartitions, "partitions per topic of the RSS run (f)")
 	fs.DurationVar(&cfg.IdleSettle, "idle-settle", cfg.IdleSettle, "idle time before each RSS reading (f)")
+	fs.Func("compression", "the producers' batch codec: none (default), gzip, snappy, lz4 or zstd", func(v string) error {
+		c, err := perf.ParseCompression(v)
+		cfg.Compression = c
+		return err
+	})
 	fs.StringVar(&cfg.TempDir, "tmp", "", "parent `directory` of the brokers' data directories (default the system's temp directory)")
 	fs.StringVar(&out, "out", "", "also write the report to this `file`")
 	fs.StringVar(&cfg.WeirPath, "weir", "", "weir `binary` to run as 'weir serve' (default this program)")

@@ -32,8 +32,11 @@ import (
 // entry that does not match the log) is printed as "error: ..." lines where
 // it is found; with --verify it also makes the command fail.
 
-// recordLimit bounds the decompressed size of one batch's records.
-const recordLimit = 1 << 30
+// recordLimit bounds the decompressed size of one batch's records: the
+// bound the leader applies on produce, so --verify calls corrupt exactly
+// the batches produce refuses for their records (and passes every batch it
+// accepts).
+const recordLimit = batch.MaxDecompressed
 
 // dumper prints the files of one dump-log run.
 type dumper struct {
@@ -180,13 +183,14 @@ func (d *dumper) printBatch(pos int64, b []byte, valid bool) {
 }
 
 // records decodes the records of the valid batch b, printing a line for each
-// with --print-data-log. It returns the first decoding error.
+// with --print-data-log. It returns the first decoding error; the records
+// of a batch that fails are not printed (ScanRecords checks them all first).
 func (d *dumper) records(b []byte) error {
 	rb, err := batch.ParseHeader(b)
 	if err != nil {
 		return err
 	}
-	return batch.ForEachRecord(b, recordLimit, func(r *kmsg.Record) error {
+	return batch.ScanRecords(b, recordLimit, func(r *kmsg.Record) error {
 		if !d.printData {
 			return nil
 		}

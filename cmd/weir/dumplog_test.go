@@ -494,3 +494,39 @@ func TestDumpLogCancelled(t *testing.T) {
 		t.Errorf("cancelled dump-log returned %v", err)
 	}
 }
+
+// dump-log --verify agrees with the leader's checks on produce: every batch
+// produce accepts passes, and a batch produce refuses for its records (here
+// a decompression bomb, which it once stored) is reported with its real
+// problem.
+func TestDumpLogVerifyAgreesWithProduce(t *testing.T) {
+	batches := dumpBatches()
+	for i, tb := range batches {
+		b, err := batch.Build(tb.opts, tb.records)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := batch.CheckRecords(b, false, batch.MaxDecompressed); err != nil {
+			t.Fatalf("batch %d: the leader's check refuses a batch of the good segment: %v", i, err)
+		}
+	}
+	good := writeDumpSegment(t, batches)
+	if out, err := dumpLog(t, "--verify", good); err != nil {
+		t.Fatalf("--verify of batches produce accepts: %v\n%s", err, out)
+	}
+	bomb := &dumpBatch{opts: dumpNotIdempotent(batch.Options{Codec: batch.CodecGzip, BaseTimestamp: 1661753909195}),
+		records: []kmsg.Record{dumpRecord(0, []byte("k"), make([]byte, batch.MaxDecompressed+1))}}
+	b, err := batch.Build(bomb.opts, bomb.records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := batch.CheckRecords(b, false, batch.MaxDecompressed); !errors.Is(err, batch.ErrOverLimit) {
+		t.Fatalf("the leader's check of the bomb: %v, want ErrOverLimit", err)
+	}
+	bad := writeDumpSegment(t, append(dumpBatches(), bomb))
+	out, err := dumpLog(t, "--verify", bad)
+	want := fmt.Sprintf("decompresses past the limit of %d bytes", batch.MaxDecompressed)
+	if err == nil || !strings.Contains(out, want) {
+		t.Fatalf("--verify of a stored bomb: %v, want its problem (%q) in:\n%s", err, want, out)
+	}
+}

@@ -108,6 +108,10 @@ type fetchOp struct {
 	// bufs are the pooled read buffers the last readAll's results use;
 	// they go back once the response is encoded.
 	bufs [][]byte
+	// mem is the response memory the last readAll's results hold (twice
+	// the bytes read: the read and its encoded copy), kept until the
+	// response is written.
+	mem []memGrant
 }
 
 // fetchTarget is one partition to read: its replica, or the error that
@@ -155,6 +159,8 @@ func (f *fetchOp) run(ctx context.Context) Response {
 		resp.ErrorCode, resp.SessionID, parts = m.Response.ErrorCode, m.Response.SessionID, m.Response.Partitions
 	}
 	f.fill(resp, parts)
+	f.req.holdResponseMemory(f.mem)
+	f.mem = nil
 	if len(f.bufs) == 0 {
 		return Reply(resp)
 	}
@@ -211,7 +217,7 @@ func (f *fetchOp) longPoll(ctx context.Context) []fetchsession.PartitionResult {
 	deadline := f.req.Received.Add(time.Duration(max(f.r.MaxWaitMillis, 0)) * time.Millisecond)
 	minBytes := min(int64(f.r.MinBytes), f.maxBytes())
 	for {
-		results, bytes, failed := f.readAll()
+		results, bytes, failed := f.readAll(ctx)
 		if f.r.MaxWaitMillis <= 0 || len(results) == 0 || int64(bytes) >= minBytes || failed ||
 			!time.Now().Before(deadline) || ctx.Err() != nil {
 			return results
@@ -236,13 +242,21 @@ func (f *fetchOp) maxBytes() int64 {
 // a batch that does not fit is not read). It returns the results, the
 // bytes of records, and whether a partition failed (which completes a
 // fetch at once, as Kafka's DelayedFetch does).
-func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
+//
+// Each read first takes twice its limit from the response memory pool
+// (the bytes read and their copy in the encoded response) and keeps twice
+// what it read. Only a read holding nothing yet waits for room: a fetch
+// that already has data sends it rather than wait, so fetches never wait
+// for each other's memory while holding some.
+func (f *fetchOp) readAll(ctx context.Context) ([]fetchsession.PartitionResult, int, bool) {
 	remaining := f.maxBytes()
 	// A new read replaces the previous one's results and their buffers.
 	for _, b := range f.bufs {
 		putFrame(b)
 	}
 	f.bufs = f.bufs[:0]
+	f.req.releaseResponseMemory(f.mem)
+	f.mem = f.mem[:0]
 	results := make([]fetchsession.PartitionResult, len(f.targets))
 	total, failed := 0, false
 	for i, t := range f.targets {
@@ -252,9 +266,13 @@ func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 		}
 		if t.code == 0 {
 			limit := min(int64(max(t.read.PartitionMaxBytes, 0)), remaining)
+			mem, room := f.req.responseMemory(ctx, 2*limit, len(f.mem) == 0)
+			if !room {
+				limit = 0 // its offsets only
+			}
 			buf := readBuffer(limit)
 			rr := t.c.ReadNow(&partition.ReadRecords{
-				Offset: t.read.FetchOffset, MaxBytes: int(limit), HardMaxBytes: total > 0,
+				Offset: t.read.FetchOffset, MaxBytes: int(limit), HardMaxBytes: total > 0 || !room,
 				Isolation:        partition.IsolationLevel(f.r.IsolationLevel),
 				CheckLeaderEpoch: t.read.CurrentLeaderEpoch != -1, CurrentLeaderEpoch: t.read.CurrentLeaderEpoch,
 				Buf: buf,
@@ -268,6 +286,9 @@ func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 			}
 			if buf != nil {
 				putFrame(buf)
+			}
+			if mem = f.req.resizeResponseMemory(mem, 2*int64(len(res.Records))); mem != (memGrant{}) {
+				f.mem = append(f.mem, mem)
 			}
 		}
 		if res.ErrorCode == kerr.KafkaStorageError.Code && f.r.Version < 6 {

@@ -186,7 +186,7 @@ func (c *conn) readFrame(br *bufio.Reader) (*frameRef, error) {
 		c.s.pool.release(grant)
 		return nil, err
 	}
-	return &frameRef{buf: buf, pool: c.s.pool, grant: grant}, nil
+	return &frameRef{buf: buf, pool: c.s.pool, grant: grant, responses: c.s.responses}, nil
 }
 
 // fetchKey is Fetch's API key.

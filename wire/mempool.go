@@ -61,7 +61,7 @@ func newMemPool(size int64) *memPool {
 // acquire waits until n bytes may be held and returns the grant, or
 // returns ctx's error (granting nothing).
 func (p *memPool) acquire(ctx context.Context, n int64) (memGrant, error) {
-	if p.size == 0 {
+	if p == nil || p.size == 0 {
 		return memGrant{}, nil
 	}
 	w := &memWaiter{n: n, small: n <= p.smallMax}
@@ -98,6 +98,38 @@ func (p *memPool) acquire(ctx context.Context, n int64) (memGrant, error) {
 	return memGrant{}, ctx.Err()
 }
 
+// tryAcquire grants n bytes if they may be held now, without waiting.
+func (p *memPool) tryAcquire(n int64) (memGrant, bool) {
+	if p == nil || p.size == 0 {
+		return memGrant{}, true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tryLocked(&memWaiter{n: n, small: n <= p.smallMax}, p.largeWaiting > 0)
+}
+
+// resize makes g hold n bytes: a smaller n gives the difference back
+// (from the reserve first), a larger one takes it from the main part even
+// past exhaustion (the bytes are already in memory; only later frames
+// wait for them).
+func (p *memPool) resize(g memGrant, n int64) memGrant {
+	if p == nil || p.size == 0 {
+		return memGrant{}
+	}
+	held := g.main + g.reserve
+	if n >= held {
+		p.mu.Lock()
+		p.mainFree -= n - held
+		p.mu.Unlock()
+		g.main += n - held
+		return g
+	}
+	back := memGrant{reserve: min(g.reserve, held-n)}
+	back.main = held - n - back.reserve
+	p.release(back)
+	return memGrant{main: g.main - back.main, reserve: g.reserve - back.reserve}
+}
+
 // tryLocked grants w if it may go now. queued says earlier large frames
 // wait: a large frame then queues behind them, and a small one may use
 // only the reserve.
@@ -118,7 +150,7 @@ func (p *memPool) tryLocked(w *memWaiter, queued bool) (memGrant, bool) {
 
 // release returns a grant and wakes the waiters that now fit.
 func (p *memPool) release(g memGrant) {
-	if g == (memGrant{}) {
+	if p == nil || g == (memGrant{}) {
 		return
 	}
 	p.mu.Lock()
@@ -148,6 +180,9 @@ func (p *memPool) releaseLocked(g memGrant) {
 
 // inUse returns the bytes held now and how many frames ever waited.
 func (p *memPool) inUse() (int64, uint64) {
+	if p == nil {
+		return 0, 0
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.size - p.mainFree - p.reserveFree, p.waits

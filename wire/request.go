@@ -54,6 +54,44 @@ type Request struct {
 // collected) and only the first call counts.
 func (r *Request) ReleaseFrame() { r.frame.release() }
 
+// responseMemory waits for n bytes of the response memory pool (Fetch
+// reads take it before reading; see mempool.go), or only tries when wait
+// is false; false when it got nothing (ctx ended, or no room). Requests
+// served outside a connection (tests) have no pool and always get room.
+func (r *Request) responseMemory(ctx context.Context, n int64, wait bool) (memGrant, bool) {
+	var pool *memPool
+	if r.frame != nil {
+		pool = r.frame.responses
+	}
+	if !wait {
+		return pool.tryAcquire(n)
+	}
+	g, err := pool.acquire(ctx, n)
+	return g, err == nil
+}
+
+// resizeResponseMemory makes g hold n bytes (see memPool.resize).
+func (r *Request) resizeResponseMemory(g memGrant, n int64) memGrant {
+	if r.frame == nil {
+		return memGrant{}
+	}
+	return r.frame.responses.resize(g, n)
+}
+
+// releaseResponseMemory returns grants at once.
+func (r *Request) releaseResponseMemory(gs []memGrant) {
+	if r.frame == nil {
+		return
+	}
+	for _, g := range gs {
+		r.frame.responses.release(g)
+	}
+}
+
+// holdResponseMemory keeps grants until the response is written or
+// dropped.
+func (r *Request) holdResponseMemory(gs []memGrant) { r.frame.hold(gs...) }
+
 // ConnInfo describes one client connection.
 type ConnInfo struct {
 	// ID is unique among the server's connections, counting from 1.

@@ -89,8 +89,9 @@ func readPayload(r io.Reader, size int32) ([]byte, error) {
 }
 
 // frameProbe is how much of a large frame must arrive before its buffer
-// is allocated.
-const frameProbe = 1 << 20
+// is allocated: the largest pooled buffer, more than the socket buffers
+// hold, so that a sender that hung up mid-frame is found out before.
+const frameProbe = framePoolMax
 
 // header is a request header's fixed part (v1; v2 adds tagged fields after
 // the client id, skipped by skipHeaderTags).

@@ -55,7 +55,9 @@ func TestFetchResponseMemoryBounded(t *testing.T) {
 	for range 12 {
 		wantCode(t, "produce", c.produce(9, 1, "m", 0, rec).ErrorCode, nil)
 	}
-	huge := func() *kmsg.FetchRequest { return fetchReq(11, 0, 1, math.MaxInt32, fetchPart("m", 0, 0, math.MaxInt32)) }
+	huge := func() *kmsg.FetchRequest {
+		return fetchReq(11, 0, 1, math.MaxInt32, fetchPart("m", 0, 0, math.MaxInt32))
+	}
 
 	// A reads 8 MiB and does not read its socket: its response cannot be
 	// written, so it holds its memory.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 const (
@@ -278,7 +280,11 @@ func (c *conn) write(p *pending, buf *[]byte) bool {
 
 // writeReply encodes and writes one response frame.
 func (c *conn) writeReply(p *pending, buf *[]byte) bool {
-	b, err := appendResponse((*buf)[:0], p.corr, p.resp.body)
+	dst := (*buf)[:0]
+	if n := sizeHint(p.resp.body); n > cap(dst) {
+		dst = make([]byte, 0, n)
+	}
+	b, err := appendResponse(dst, p.corr, p.resp.body)
 	if p.resp.after != nil {
 		p.resp.after()
 	}
@@ -302,6 +308,30 @@ func (c *conn) writeReply(p *pending, buf *[]byte) bool {
 	}
 	c.s.stats.responses.Add(1)
 	return true
+}
+
+// sizeHint bounds the encoded size of a Fetch response from above (its
+// records plus room for every other field), so that encoding a large one
+// allocates its buffer once instead of doubling it up to twice its size;
+// 0 for other responses, which are small.
+func sizeHint(body kmsg.Response) int {
+	r, ok := body.(*kmsg.FetchResponse)
+	if !ok {
+		return 0
+	}
+	n := 64
+	for i := range r.Topics {
+		t := &r.Topics[i]
+		n += 64 + len(t.Topic)
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			n += 128 + 32*len(p.AbortedTransactions) + len(p.RecordBatches)
+		}
+	}
+	if n < keepWriteBuffer {
+		return 0
+	}
+	return n
 }
 
 // debug logs a routine connection event.

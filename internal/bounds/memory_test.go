@@ -305,8 +305,11 @@ func writeRaw(t *testing.T, nc net.Conn, req kmsg.Request, corr int32) {
 }
 
 // readRawFrame reads and discards one response frame, returning its size.
-func readRawFrame(nc net.Conn) (int64, error) {
-	nc.SetReadDeadline(time.Now().Add(2 * time.Minute))
+func readRawFrame(nc net.Conn) (int64, error) { return readRawFrameWithin(nc, 2*time.Minute) }
+
+// readRawFrameWithin is readRawFrame failing after d.
+func readRawFrameWithin(nc net.Conn, d time.Duration) (int64, error) {
+	nc.SetReadDeadline(time.Now().Add(d))
 	var size [4]byte
 	if _, err := io.ReadFull(nc, size[:]); err != nil {
 		return 0, err

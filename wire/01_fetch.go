@@ -165,9 +165,9 @@ func (f *fetchOp) run(ctx context.Context) Response {
 	}
 	bufs, held, mem := f.bufs, f.held, f.h.apis.fetchMemory
 	f.bufs, f.held = nil, 0
-	// The memory goes back once the response is encoded, or when the
-	// connection closes first (then nothing encodes it); the buffers only
-	// after encoding, since a closing connection may still be encoding.
+	// The memory goes back once the response is written, or when the
+	// connection closes first (then nothing may write it); the buffers
+	// only after writing, since a closing connection may still encode.
 	var once sync.Once
 	giveBack := func() { once.Do(func() { mem.give(held) }) }
 	stop := context.AfterFunc(ctx, giveBack)

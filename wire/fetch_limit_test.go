@@ -1,11 +1,14 @@
 package wire
 
 import (
+	"encoding/binary"
+	"io"
 	"math"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -193,6 +196,42 @@ func TestFetchMemoryBackAfterClose(t *testing.T) {
 		d := dial(t, s)
 		d.send(fetchReq(11, 0, 1, math.MaxInt32, fetchPart("gone", 0, 0, math.MaxInt32)), int32(i))
 		_ = d.nc.Close()
+	}
+	waitUntil(t, "the fetch memory back", func() bool { return mem.inUse() == 0 })
+}
+
+// A response's fetch memory stays taken until it is written: a client that
+// does not read a large response keeps its bytes out of the budget, and
+// other fetches read within what is left, not past it.
+func TestFetchMemoryHeldUntilWritten(t *testing.T) {
+	s, b := startBroker(t, nil)
+	const budget = 32 << 20
+	b.handler.apis.fetchMemory = newFetchMemory(budget)
+	mem := b.handler.apis.fetchMemory
+	createTopic(t, b, "slow", 1)
+	c := dial(t, s)
+	one := makeBatch(t, batchOpts(), 1, 512<<10)
+	for range 48 { // 24 MiB: more than loopback socket buffers hold
+		wantCode(t, "produce", c.produce(9, 1, "slow", 0, one).ErrorCode, nil)
+	}
+	stuck := dial(t, s)
+	stuck.send(fetchReq(11, 0, 1, math.MaxInt32, fetchPart("slow", 0, 0, math.MaxInt32)), 1)
+	var size [4]byte // the response is encoded and being written
+	_ = stuck.nc.SetReadDeadline(time.Now().Add(ioTimeout))
+	if _, err := io.ReadFull(stuck.nc, size[:]); err != nil {
+		t.Fatal(err)
+	}
+	held := mem.inUse()
+	if held < 48*int64(len(one)) {
+		t.Fatalf("fetch memory %d while a %d-byte response is unwritten", held, 48*len(one))
+	}
+	resp := roundTrip[*kmsg.FetchResponse](c, fetchReq(11, 0, 1, math.MaxInt32, fetchPart("slow", 0, 0, math.MaxInt32)))
+	if p := onlyPartition(t, resp); int64(len(p.RecordBatches)) > budget-held+int64(len(one)) {
+		t.Fatalf("second fetch got %d bytes with %d of %d taken", len(p.RecordBatches), held, budget)
+	}
+	rest := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(stuck.nc, rest); err != nil {
+		t.Fatal(err)
 	}
 	waitUntil(t, "the fetch memory back", func() bool { return mem.inUse() == 0 })
 }

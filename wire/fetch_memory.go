@@ -8,12 +8,15 @@ import "sync"
 // transfers, while weir reads them into memory and encodes them, so
 // concurrent fetches of fetch.max.bytes each would otherwise hold their
 // sum.
-const DefaultFetchMemoryBytes = 256 << 20
+const DefaultFetchMemoryBytes = 128 << 20
 
 // fetchMemory is that bound: a byte budget shared by every fetch of the
 // node. A fetch takes what it may read before each partition's read, gets
 // back at once what the read did not use, and returns the rest once its
-// response is encoded (or its connection closed). Under contention a
+// response is written (or its connection closed): the bytes stand for the
+// records read and then for their encoding, so the node holds at most
+// about twice the budget for fetches, however many connections leave
+// their responses unread. Under contention a
 // fetch reads less: what is free, and at least the whole first batch of
 // its first partition with data (KIP-74), so every consumer still makes
 // progress; that batch may take the budget past its size, by at most one

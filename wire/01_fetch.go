@@ -34,6 +34,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -108,10 +109,9 @@ type fetchOp struct {
 	// bufs are the pooled read buffers the last readAll's results use;
 	// they go back once the response is encoded.
 	bufs [][]byte
-	// mem is the response memory the last readAll's results hold (twice
-	// the bytes read: the read and its encoded copy), kept until the
-	// response is written.
-	mem []memGrant
+	// held is what the last readAll's records took from the node's fetch
+	// memory; it goes back with bufs.
+	held int64
 }
 
 // fetchTarget is one partition to read: its replica, or the error that
@@ -129,6 +129,7 @@ func (f *fetchOp) run(ctx context.Context) Response {
 		f.inbox = partition.NewInbox(f.h.cfg.System)
 	}
 	defer f.inbox.Close()
+	defer f.releaseMemory() // what the response did not take along
 	resp := f.r.ResponseKind().(*kmsg.FetchResponse)
 	var fctx *fetchsession.Context
 	if f.session {
@@ -159,18 +160,35 @@ func (f *fetchOp) run(ctx context.Context) Response {
 		resp.ErrorCode, resp.SessionID, parts = m.Response.ErrorCode, m.Response.SessionID, m.Response.Partitions
 	}
 	f.fill(resp, parts)
-	f.req.holdResponseMemory(f.mem)
-	f.mem = nil
-	if len(f.bufs) == 0 {
+	if len(f.bufs) == 0 && f.held == 0 {
 		return Reply(resp)
 	}
-	bufs := f.bufs
-	f.bufs = nil
+	bufs, held, mem := f.bufs, f.held, f.h.apis.fetchMemory
+	f.bufs, f.held = nil, 0
+	// The memory goes back once the response is written, or when the
+	// connection closes first (then nothing may write it); the buffers
+	// only after writing, since a closing connection may still encode.
+	var once sync.Once
+	giveBack := func() { once.Do(func() { mem.give(held) }) }
+	stop := context.AfterFunc(ctx, giveBack)
 	return Reply(resp).Then(func() {
+		stop()
+		giveBack()
 		for _, b := range bufs {
 			putFrame(b)
 		}
 	})
+}
+
+// releaseMemory returns the records' fetch memory and pooled buffers of
+// the last read.
+func (f *fetchOp) releaseMemory() {
+	for _, b := range f.bufs {
+		putFrame(b)
+	}
+	f.bufs = f.bufs[:0]
+	f.h.apis.fetchMemory.give(f.held)
+	f.held = 0
 }
 
 // errNoSessionActor closes a connection whose fetch got no answer from the
@@ -217,7 +235,7 @@ func (f *fetchOp) longPoll(ctx context.Context) []fetchsession.PartitionResult {
 	deadline := f.req.Received.Add(time.Duration(max(f.r.MaxWaitMillis, 0)) * time.Millisecond)
 	minBytes := min(int64(f.r.MinBytes), f.maxBytes())
 	for {
-		results, bytes, failed := f.readAll(ctx)
+		results, bytes, failed := f.readAll()
 		if f.r.MaxWaitMillis <= 0 || len(results) == 0 || int64(bytes) >= minBytes || failed ||
 			!time.Now().Before(deadline) || ctx.Err() != nil {
 			return results
@@ -242,21 +260,11 @@ func (f *fetchOp) maxBytes() int64 {
 // a batch that does not fit is not read). It returns the results, the
 // bytes of records, and whether a partition failed (which completes a
 // fetch at once, as Kafka's DelayedFetch does).
-//
-// Each read first takes twice its limit from the response memory pool
-// (the bytes read and their copy in the encoded response) and keeps twice
-// what it read. Only a read holding nothing yet waits for room: a fetch
-// that already has data sends it rather than wait, so fetches never wait
-// for each other's memory while holding some.
-func (f *fetchOp) readAll(ctx context.Context) ([]fetchsession.PartitionResult, int, bool) {
+func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 	remaining := f.maxBytes()
 	// A new read replaces the previous one's results and their buffers.
-	for _, b := range f.bufs {
-		putFrame(b)
-	}
-	f.bufs = f.bufs[:0]
-	f.req.releaseResponseMemory(f.mem)
-	f.mem = f.mem[:0]
+	f.releaseMemory()
+	mem := f.h.apis.fetchMemory
 	results := make([]fetchsession.PartitionResult, len(f.targets))
 	total, failed := 0, false
 	for i, t := range f.targets {
@@ -265,30 +273,34 @@ func (f *fetchOp) readAll(ctx context.Context) ([]fetchsession.PartitionResult, 
 			HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, PreferredReadReplica: -1, Records: []byte{},
 		}
 		if t.code == 0 {
-			limit := min(int64(max(t.read.PartitionMaxBytes, 0)), remaining)
-			mem, room := f.req.responseMemory(ctx, 2*limit, len(f.mem) == 0)
-			if !room {
-				limit = 0 // its offsets only
-			}
+			// Under contention for the node's fetch memory the read gets
+			// what is free; the first partition with data may still return
+			// its first batch whole.
+			limit := mem.take(min(int64(max(t.read.PartitionMaxBytes, 0)), remaining))
 			buf := readBuffer(limit)
 			rr := t.c.ReadNow(&partition.ReadRecords{
-				Offset: t.read.FetchOffset, MaxBytes: int(limit), HardMaxBytes: total > 0 || !room,
+				Offset: t.read.FetchOffset, MaxBytes: int(limit), HardMaxBytes: total > 0,
 				Isolation:        partition.IsolationLevel(f.r.IsolationLevel),
 				CheckLeaderEpoch: t.read.CurrentLeaderEpoch != -1, CurrentLeaderEpoch: t.read.CurrentLeaderEpoch,
 				Buf: buf,
 			})
 			res.ErrorCode, res.HighWatermark, res.LastStableOffset, res.LogStartOffset = rr.ErrorCode, rr.HighWatermark, rr.LastStableOffset, rr.LogStartOffset
+			n := int64(0)
 			if rr.ErrorCode == 0 && len(rr.Records) > 0 {
+				n = int64(len(rr.Records))
 				res.Records = f.keepRead(buf, rr.Records)
 				buf = nil
 				total += len(rr.Records)
-				remaining = max(remaining-int64(len(rr.Records)), 0)
+				remaining = max(remaining-n, 0)
 			}
+			if n > limit {
+				mem.force(n - limit) // KIP-74: the first batch, over the limit
+			} else {
+				mem.give(limit - n)
+			}
+			f.held += n
 			if buf != nil {
 				putFrame(buf)
-			}
-			if mem = f.req.resizeResponseMemory(mem, 2*int64(len(res.Records))); mem != (memGrant{}) {
-				f.mem = append(f.mem, mem)
 			}
 		}
 		if res.ErrorCode == kerr.KafkaStorageError.Code && f.r.Version < 6 {

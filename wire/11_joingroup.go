@@ -13,7 +13,9 @@ package wire
 // The request is sent to the group's actor in Handle and the answer
 // waited for in the Defer: a join is parked until the rebalance completes
 // (every member rejoined, the rebalance timeout, or
-// group.initial.rebalance.delay.ms for a new group).
+// group.initial.rebalance.delay.ms for a new group). The protocol
+// metadata is copied out of the frame first (detach.go), so a parked join
+// holds it once.
 
 import (
 	"context"
@@ -25,6 +27,7 @@ import (
 
 func (h *BrokerHandler) handleJoinGroup(ctx context.Context, req *Request) Response {
 	r := req.Body.(*kmsg.JoinGroupRequest)
+	detachJoinGroup(req, r)
 	op := &group.JoinGroup{Req: r, ClientID: req.ClientID, ClientHost: clientHost(req.Conn)}
 	return h.callGroup(req, r.Group, op, rebalanceBackstop)
 }

@@ -8,7 +8,8 @@ package wire
 //
 // A follower's sync is parked until the leader's assignment is written to
 // __consumer_offsets; the leader's is answered once that write is
-// durable.
+// durable. The assignments are copied out of the frame first
+// (detach.go).
 
 import (
 	"context"
@@ -20,5 +21,6 @@ import (
 
 func (h *BrokerHandler) handleSyncGroup(ctx context.Context, req *Request) Response {
 	r := req.Body.(*kmsg.SyncGroupRequest)
+	detachSyncGroup(req, r)
 	return h.callGroup(req, r.Group, &group.SyncGroup{Req: r}, rebalanceBackstop)
 }

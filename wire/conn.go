@@ -12,8 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 const (
@@ -188,7 +186,7 @@ func (c *conn) readFrame(br *bufio.Reader) (*frameRef, error) {
 		c.s.pool.release(grant)
 		return nil, err
 	}
-	return &frameRef{buf: buf, pool: c.s.pool, grant: grant, responses: c.s.responses}, nil
+	return &frameRef{buf: buf, pool: c.s.pool, grant: grant}, nil
 }
 
 // fetchKey is Fetch's API key.
@@ -280,13 +278,10 @@ func (c *conn) write(p *pending, buf *[]byte) bool {
 
 // writeReply encodes and writes one response frame.
 func (c *conn) writeReply(p *pending, buf *[]byte) bool {
-	dst := (*buf)[:0]
-	if n := sizeHint(p.resp.body); n > cap(dst) {
-		dst = make([]byte, 0, n)
-	}
-	b, err := appendResponse(dst, p.corr, p.resp.body)
+	b, err := appendResponse(encodeBuffer(*buf, p.resp.body), p.corr, p.resp.body)
+	p.resp.body = nil // encoded: what it held (a Fetch's records) may go during the write
 	if p.resp.after != nil {
-		p.resp.after()
+		defer p.resp.after() // once written, or once the write failed
 	}
 	if err != nil {
 		c.s.handlerError(&c.info, p.key, p.version, p.corr, err, nil)
@@ -308,30 +303,6 @@ func (c *conn) writeReply(p *pending, buf *[]byte) bool {
 	}
 	c.s.stats.responses.Add(1)
 	return true
-}
-
-// sizeHint bounds the encoded size of a Fetch response from above (its
-// records plus room for every other field), so that encoding a large one
-// allocates its buffer once instead of doubling it up to twice its size;
-// 0 for other responses, which are small.
-func sizeHint(body kmsg.Response) int {
-	r, ok := body.(*kmsg.FetchResponse)
-	if !ok {
-		return 0
-	}
-	n := 64
-	for i := range r.Topics {
-		t := &r.Topics[i]
-		n += 64 + len(t.Topic)
-		for j := range t.Partitions {
-			p := &t.Partitions[j]
-			n += 128 + 32*len(p.AbortedTransactions) + len(p.RecordBatches)
-		}
-	}
-	if n < keepWriteBuffer {
-		return 0
-	}
-	return n
 }
 
 // debug logs a routine connection event.

@@ -61,19 +61,13 @@ func frameCost(size int32) int64 {
 }
 
 // frameRef is a request's claim on its frame buffer and on the request
-// memory pool's bytes for it, and the response memory its handler holds
-// until the response is written (held).
+// memory pool's bytes for it.
 type frameRef struct {
 	buf      []byte
 	pool     *memPool
 	grant    memGrant
 	released atomic.Bool
-
-	// responses is the response memory pool (Server.responses).
-	responses *memPool
-	mu        sync.Mutex
-	returned  bool
-	held      []memGrant
+	returned atomic.Bool
 }
 
 // release returns the buffer to its pool and the bytes to the memory
@@ -86,43 +80,11 @@ func (f *frameRef) release() {
 	}
 }
 
-// done returns the frame's bytes and the response memory held for it to
-// their pools, once, leaving the buffer to the garbage collector: the
-// request is over (its response written or dropped) but the handler may
-// not have released the frame.
+// done returns the frame's bytes to the memory pool, once, leaving the
+// buffer to the garbage collector: the request is over (its response
+// written or dropped) but the handler may not have released the frame.
 func (f *frameRef) done() {
-	if f == nil {
-		return
-	}
-	f.mu.Lock()
-	if f.returned {
-		f.mu.Unlock()
-		return
-	}
-	f.returned = true
-	held := f.held
-	f.held = nil
-	f.mu.Unlock()
-	f.pool.release(f.grant)
-	for _, g := range held {
-		f.responses.release(g)
-	}
-}
-
-// hold keeps response memory until the request is over; after that it is
-// returned at once.
-func (f *frameRef) hold(gs ...memGrant) {
-	if f == nil {
-		return
-	}
-	f.mu.Lock()
-	if !f.returned {
-		f.held = append(f.held, gs...)
-		f.mu.Unlock()
-		return
-	}
-	f.mu.Unlock()
-	for _, g := range gs {
-		f.responses.release(g)
+	if f != nil && f.returned.CompareAndSwap(false, true) {
+		f.pool.release(f.grant)
 	}
 }

@@ -98,38 +98,6 @@ func (p *memPool) acquire(ctx context.Context, n int64) (memGrant, error) {
 	return memGrant{}, ctx.Err()
 }
 
-// tryAcquire grants n bytes if they may be held now, without waiting.
-func (p *memPool) tryAcquire(n int64) (memGrant, bool) {
-	if p == nil || p.size == 0 {
-		return memGrant{}, true
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.tryLocked(&memWaiter{n: n, small: n <= p.smallMax}, p.largeWaiting > 0)
-}
-
-// resize makes g hold n bytes: a smaller n gives the difference back
-// (from the reserve first), a larger one takes it from the main part even
-// past exhaustion (the bytes are already in memory; only later frames
-// wait for them).
-func (p *memPool) resize(g memGrant, n int64) memGrant {
-	if p == nil || p.size == 0 {
-		return memGrant{}
-	}
-	held := g.main + g.reserve
-	if n >= held {
-		p.mu.Lock()
-		p.mainFree -= n - held
-		p.mu.Unlock()
-		g.main += n - held
-		return g
-	}
-	back := memGrant{reserve: min(g.reserve, held-n)}
-	back.main = held - n - back.reserve
-	p.release(back)
-	return memGrant{main: g.main - back.main, reserve: g.reserve - back.reserve}
-}
-
 // tryLocked grants w if it may go now. queued says earlier large frames
 // wait: a large frame then queues behind them, and a small one may use
 // only the reserve.

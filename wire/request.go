@@ -54,44 +54,6 @@ type Request struct {
 // collected) and only the first call counts.
 func (r *Request) ReleaseFrame() { r.frame.release() }
 
-// responseMemory waits for n bytes of the response memory pool (Fetch
-// reads take it before reading; see mempool.go), or only tries when wait
-// is false; false when it got nothing (ctx ended, or no room). Requests
-// served outside a connection (tests) have no pool and always get room.
-func (r *Request) responseMemory(ctx context.Context, n int64, wait bool) (memGrant, bool) {
-	var pool *memPool
-	if r.frame != nil {
-		pool = r.frame.responses
-	}
-	if !wait {
-		return pool.tryAcquire(n)
-	}
-	g, err := pool.acquire(ctx, n)
-	return g, err == nil
-}
-
-// resizeResponseMemory makes g hold n bytes (see memPool.resize).
-func (r *Request) resizeResponseMemory(g memGrant, n int64) memGrant {
-	if r.frame == nil {
-		return memGrant{}
-	}
-	return r.frame.responses.resize(g, n)
-}
-
-// releaseResponseMemory returns grants at once.
-func (r *Request) releaseResponseMemory(gs []memGrant) {
-	if r.frame == nil {
-		return
-	}
-	for _, g := range gs {
-		r.frame.responses.release(g)
-	}
-}
-
-// holdResponseMemory keeps grants until the response is written or
-// dropped.
-func (r *Request) holdResponseMemory(gs []memGrant) { r.frame.hold(gs...) }
-
 // ConnInfo describes one client connection.
 type ConnInfo struct {
 	// ID is unique among the server's connections, counting from 1.
@@ -127,10 +89,11 @@ type Response struct {
 	logged bool
 }
 
-// Then returns r with fn to be called once r's body has been encoded for
-// the connection, after which nothing reads the body any more: a Fetch
-// gives its pooled read buffers back there. fn is not called when the
-// reply is never encoded (the connection closed first).
+// Then returns r with fn to be called once r's body has been encoded and
+// written to the connection (or its write failed), after which nothing
+// reads the body any more: a Fetch gives its pooled read buffers and its
+// fetch memory back there. fn is not called when the reply is never
+// encoded (the connection closed first).
 func (r Response) Then(fn func()) Response {
 	r.after = fn
 	return r

@@ -25,10 +25,8 @@ type Server struct {
 	apis    apiTable
 	index   apiIndex
 	stats   counters
-	// pool is queued.max.request.bytes (mempool.go); responses is a pool
-	// of the same size for the bytes of Fetch responses read from the log
-	// and not yet written.
-	pool, responses *memPool
+	// pool is queued.max.request.bytes (mempool.go).
+	pool *memPool
 
 	// ctx is canceled by Close; every connection's context derives from it.
 	ctx    context.Context
@@ -72,17 +70,16 @@ func newServer(cfg Config, h Handler, table apiTable) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		cfg:       cfg,
-		handler:   h,
-		log:       logger,
-		apis:      table,
-		index:     index,
-		ctx:       ctx,
-		cancel:    cancel,
-		conns:     map[*conn]struct{}{},
-		pool:      newMemPool(max(cfg.QueuedMaxRequestBytes, 0)),
-		responses: newMemPool(max(cfg.QueuedMaxRequestBytes, 0)),
-		limits:    newConnLimits(&cfg),
+		cfg:     cfg,
+		handler: h,
+		log:     logger,
+		apis:    table,
+		index:   index,
+		ctx:     ctx,
+		cancel:  cancel,
+		conns:   map[*conn]struct{}{},
+		pool:    newMemPool(max(cfg.QueuedMaxRequestBytes, 0)),
+		limits:  newConnLimits(&cfg),
 
 		refusedLog: logEvery{interval: logInterval},
 		acceptLog:  logEvery{interval: logInterval},
@@ -132,7 +129,6 @@ func (s *Server) Addr() net.Addr {
 func (s *Server) Stats() Stats {
 	st := s.stats.snapshot()
 	st.RequestBytesInUse, st.RequestMemoryWaits = s.pool.inUse()
-	st.ResponseBytesInUse, st.ResponseMemoryWaits = s.responses.inUse()
 	return st
 }
 

@@ -43,11 +43,6 @@ type Stats struct {
 	RequestBytesInUse int64
 	// RequestMemoryWaits counts frames that waited for room in the pool.
 	RequestMemoryWaits uint64
-	// ResponseBytesInUse is what Fetch responses read and not yet written
-	// hold of their pool (of the same size); ResponseMemoryWaits counts
-	// the reads that waited for room in it.
-	ResponseBytesInUse  int64
-	ResponseMemoryWaits uint64
 }
 
 // counters is the live, atomic form of Stats.

@@ -237,10 +237,16 @@ func (g *Group) restore(v *kmsg.GroupMetadataValue) {
 		if v.Version == 0 {
 			rebalance = vm.SessionTimeoutMillis
 		}
+		// The record's bytes alias the read that loaded it: copy what the
+		// member keeps (one allocation), so a group holds its own
+		// metadata and not the whole chunk of the log.
+		kept := make([]byte, 0, len(vm.Subscription)+len(vm.Assignment))
+		kept = append(append(kept, vm.Subscription...), vm.Assignment...)
+		n := len(vm.Subscription)
 		m := &member{
 			id: vm.MemberID, instanceID: cloneString(vm.InstanceID), clientID: vm.ClientID, clientHost: vm.ClientHost,
 			rebalanceTimeoutMs: rebalance, sessionTimeoutMs: vm.SessionTimeoutMillis, protocolType: v.ProtocolType,
-			protocols: []protocol{{name: deref(v.Protocol), metadata: vm.Subscription}}, assignment: vm.Assignment,
+			protocols: []protocol{{name: deref(v.Protocol), metadata: kept[:n:n]}}, assignment: kept[n:],
 		}
 		g.add(m)
 	}

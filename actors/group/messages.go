@@ -12,7 +12,11 @@ import (
 
 // JoinGroup is a JoinGroup request (versions 0-9) for this group.
 type JoinGroup struct {
-	ID  uint64
+	ID uint64
+	// Req's protocol metadata is kept by the group as is (a member's
+	// metadata, and the leader's JoinGroup answer): it must not alias a
+	// buffer that is reused, and should not alias a larger one (package
+	// wire copies it out of the request frame).
 	Req *kmsg.JoinGroupRequest
 	// ClientID is the request header's client.id.
 	ClientID string
@@ -23,7 +27,8 @@ type JoinGroup struct {
 
 // SyncGroup is a SyncGroup request (versions 0-5).
 type SyncGroup struct {
-	ID    uint64
+	ID uint64
+	// Req's assignments are kept by the group as JoinGroup's metadata is.
 	Req   *kmsg.SyncGroupRequest
 	NowMs int64
 }

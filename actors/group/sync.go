@@ -1,8 +1,6 @@
 package group
 
 import (
-	"slices"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -129,13 +127,17 @@ func (g *Group) parkedSyncs() []uint64 {
 // (Kafka's storeGroup); done gets the append's outcome mapped as Kafka's
 // GroupMetadataManager maps it.
 func (g *Group) storeGroup(assignment map[string][]byte, waiting []uint64, done func(code int16)) {
-	rec := GroupMetadataRecord(g.id, g.metadataValue(assignment))
+	v, size := g.metadataValue(assignment)
+	rec := Record{Key: groupMetadataKey(g.id), Value: v.AppendTo(make([]byte, 0, size))}
 	g.appendRecords([]Record{rec}, waiting, func(code int16, _ int64) { done(groupAppendError(code)) })
 }
 
 // metadataValue is the group's GroupMetadataValue (version 3, as Kafka
-// writes it) with the members' assignment.
-func (g *Group) metadataValue(assignment map[string][]byte) *kmsg.GroupMetadataValue {
+// writes it) with the members' assignment, and a bound on its encoded
+// size. Its byte fields alias the members' metadata and assignment, so it
+// must be encoded before the group changes; encoding it into a buffer of
+// that size copies them once.
+func (g *Group) metadataValue(assignment map[string][]byte) (*kmsg.GroupMetadataValue, int) {
 	v := new(kmsg.GroupMetadataValue)
 	v.Default()
 	v.Version = 3
@@ -146,6 +148,9 @@ func (g *Group) metadataValue(assignment map[string][]byte) *kmsg.GroupMetadataV
 		v.Leader = cloneString(&g.leader)
 	}
 	v.CurrentStateTimestamp = g.stateTimestampMs
+	// Each string and bytes field costs at most its length plus a 4-byte
+	// prefix; the fixed fields fit in 64 bytes per value and per member.
+	size := 64 + len(v.ProtocolType) + len(deref(v.Protocol)) + len(deref(v.Leader)) + 12
 	for _, id := range g.order {
 		m := g.members[id]
 		vm := kmsg.NewGroupMetadataValueMember()
@@ -155,8 +160,8 @@ func (g *Group) metadataValue(assignment map[string][]byte) *kmsg.GroupMetadataV
 		vm.ClientHost = m.clientHost
 		vm.RebalanceTimeoutMillis = m.rebalanceTimeoutMs
 		vm.SessionTimeoutMillis = m.sessionTimeoutMs
-		vm.Subscription = slices.Clone(m.metadata(deref(g.protocolName)))
-		vm.Assignment = slices.Clone(assignment[id])
+		vm.Subscription = m.metadata(deref(g.protocolName))
+		vm.Assignment = assignment[id]
 		if vm.Assignment == nil {
 			vm.Assignment = []byte{}
 		}
@@ -164,6 +169,7 @@ func (g *Group) metadataValue(assignment map[string][]byte) *kmsg.GroupMetadataV
 			vm.Subscription = []byte{}
 		}
 		v.Members = append(v.Members, vm)
+		size += 64 + len(id) + len(deref(vm.InstanceID)) + len(vm.ClientID) + len(vm.ClientHost) + len(vm.Subscription) + len(vm.Assignment)
 	}
-	return v
+	return v, size
 }

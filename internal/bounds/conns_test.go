@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +27,10 @@ import (
 // the accepts and then the metadata log ran out of descriptors (EMFILE).
 func TestConnectionsCannotStarveFiles(t *testing.T) {
 	const limit, conns, want = 1024, 1100, 384
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Max < conns+64 {
+		t.Skipf("the open-file limit (%d, %v) leaves no room for %d connections", rl.Max, err, conns)
+	}
 	addr := harness.FreeAddr(t)
 	weir := harness.MustBuildWeir(t)
 	p := harness.Start(t, harness.Options{

@@ -55,17 +55,43 @@ func readFrameSize(r io.Reader, maxSize int32) (int32, error) {
 }
 
 // readPayload reads a frame's size bytes into a buffer of exactly that
-// length (pooled for mid-sized frames; see framepool.go). Errors wrap
-// errFrameTruncated. The request memory pool, not this function, bounds
-// what declared sizes may allocate.
+// length (pooled for mid-sized frames; see framepool.go). A large frame's
+// first frameProbe bytes are read into a pooled buffer first and its
+// buffer is allocated only once they are all here, so that a frame whose
+// sender stalls or hangs up early never allocates its declared size.
+// Errors wrap errFrameTruncated. The request memory pool, not this
+// function, bounds what declared sizes may hold.
 func readPayload(r io.Reader, size int32) ([]byte, error) {
-	buf := getFrame(int(size))
-	if n, err := io.ReadFull(r, buf); err != nil {
-		putFrame(buf)
-		return nil, fmt.Errorf("%w: %d of %d bytes: %w", errFrameTruncated, n, size, err)
+	truncated := func(n int, err error) error {
+		return fmt.Errorf("%w: %d of %d bytes: %w", errFrameTruncated, n, size, err)
+	}
+	if size <= framePoolMax {
+		buf := getFrame(int(size))
+		if n, err := io.ReadFull(r, buf); err != nil {
+			putFrame(buf)
+			return nil, truncated(n, err)
+		}
+		return buf, nil
+	}
+	probe := getFrame(frameProbe)
+	n, err := io.ReadFull(r, probe)
+	if err != nil {
+		putFrame(probe)
+		return nil, truncated(n, err)
+	}
+	buf := make([]byte, size)
+	copy(buf, probe)
+	putFrame(probe)
+	if m, err := io.ReadFull(r, buf[n:]); err != nil {
+		return nil, truncated(n+m, err)
 	}
 	return buf, nil
 }
+
+// frameProbe is how much of a large frame must arrive before its buffer
+// is allocated: the largest pooled buffer, more than the socket buffers
+// hold, so that a sender that hung up mid-frame is found out before.
+const frameProbe = framePoolMax
 
 // header is a request header's fixed part (v1; v2 adds tagged fields after
 // the client id, skipped by skipHeaderTags).

@@ -84,7 +84,7 @@ func (f *frameRef) release() {
 // buffer to the garbage collector: the request is over (its response
 // written or dropped) but the handler may not have released the frame.
 func (f *frameRef) done() {
-	if f != nil && f.pool != nil && f.returned.CompareAndSwap(false, true) {
+	if f != nil && f.returned.CompareAndSwap(false, true) {
 		f.pool.release(f.grant)
 	}
 }

@@ -61,7 +61,7 @@ func newMemPool(size int64) *memPool {
 // acquire waits until n bytes may be held and returns the grant, or
 // returns ctx's error (granting nothing).
 func (p *memPool) acquire(ctx context.Context, n int64) (memGrant, error) {
-	if p.size == 0 {
+	if p == nil || p.size == 0 {
 		return memGrant{}, nil
 	}
 	w := &memWaiter{n: n, small: n <= p.smallMax}
@@ -118,7 +118,7 @@ func (p *memPool) tryLocked(w *memWaiter, queued bool) (memGrant, bool) {
 
 // release returns a grant and wakes the waiters that now fit.
 func (p *memPool) release(g memGrant) {
-	if g == (memGrant{}) {
+	if p == nil || g == (memGrant{}) {
 		return
 	}
 	p.mu.Lock()
@@ -148,6 +148,9 @@ func (p *memPool) releaseLocked(g memGrant) {
 
 // inUse returns the bytes held now and how many frames ever waited.
 func (p *memPool) inUse() (int64, uint64) {
+	if p == nil {
+		return 0, 0
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.size - p.mainFree - p.reserveFree, p.waits

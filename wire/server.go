@@ -25,6 +25,7 @@ type Server struct {
 	apis    apiTable
 	index   apiIndex
 	stats   counters
+	rejects LogThrottle // bad-input warnings (dispatch.go)
 
 	// ctx is canceled by Close; every connection's context derives from it.
 	ctx    context.Context

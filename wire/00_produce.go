@@ -246,7 +246,7 @@ func (h *BrokerHandler) finishProduce(req *Request, r *kmsg.ProduceRequest, resp
 	}
 	if r.Acks == 0 {
 		if len(failed) > 0 {
-			return CloseConnection(fmt.Errorf("%w: %v", errProduceFailed, failed))
+			return CloseConnection(fmt.Errorf("%w: %d partitions: %v", errProduceFailed, len(failed), boundedList(failed)))
 		}
 		return NoResponse()
 	}
@@ -256,7 +256,7 @@ func (h *BrokerHandler) finishProduce(req *Request, r *kmsg.ProduceRequest, resp
 		if !retriableOnly {
 			level = slog.LevelInfo
 		}
-		h.log.Log(context.Background(), level, "wire: produce errors", "conn", req.Conn.ID, "client_id", req.ClientID, "partitions", failed)
+		h.log.Log(context.Background(), level, "wire: produce errors", "conn", req.Conn.ID, "client_id", req.ClientID, "count", len(failed), "partitions", boundedList(failed))
 	}
 	if r.Version >= 10 {
 		for id := range leaders {

@@ -28,6 +28,7 @@ package wire
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -190,12 +191,17 @@ func (h *BrokerHandler) autoCreate(ctx context.Context, names []string) creation
 		return recs, nil
 	})
 	if err != nil {
-		h.log.Info("auto-creating topics did not apply in time", "topics", names, "err", err)
+		h.log.Info("auto-creating topics did not apply in time", "count", len(names), "topics", boundedList(names), "err", err)
 		c.img = h.broker.Image()
 		return c
 	}
-	for name, err := range failed {
-		h.log.Info("auto-creating topic refused", "topic", name, "err", err)
+	if len(failed) > 0 {
+		refused := make([]string, 0, len(failed))
+		for name, err := range failed {
+			refused = append(refused, fmt.Sprintf("%s: %v", name, err))
+		}
+		slices.Sort(refused)
+		h.log.Info("auto-creating topics refused", "count", len(refused), "topics", boundedList(refused))
 	}
 	c.img, c.failed = img, failed
 	return c

@@ -16,8 +16,15 @@ package wire
 // __consumer_offsets (offsets.topic.num.partitions partitions,
 // offsets.topic.replication.factor replicas, compacted), whatever
 // auto.create.topics.enable says, as Kafka does, and answers once the
-// creation is applied. Transactional ids get COORDINATOR_NOT_AVAILABLE
-// until transactions are built; other key types INVALID_REQUEST.
+// creation is applied. Other key types get INVALID_REQUEST.
+//
+// Transactions are not served yet: a transactional id gets
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED with errTransactionsUnsupported as
+// its message (v1+). It is the one FindCoordinator code that both
+// librdkafka and franz-go treat as fatal for a transactional producer, so
+// init_transactions / the first transactional produce fails at once with
+// the message, where COORDINATOR_NOT_AVAILABLE (retriable) made clients
+// retry until their own timeouts.
 
 import (
 	"context"
@@ -41,7 +48,14 @@ type coordinatorAnswer struct {
 	host   string
 	port   int32
 	code   int16
+	// message is the error message (v1+); "" means the code's
+	// description.
+	message string
 }
+
+// errTransactionsUnsupported is the message a transactional producer gets.
+const errTransactionsUnsupported = "weir does not support transactions yet: unset transactional.id " +
+	"(an idempotent producer needs no transaction coordinator)"
 
 func (h *BrokerHandler) handleFindCoordinator(ctx context.Context, req *Request) Response {
 	r := req.Body.(*kmsg.FindCoordinatorRequest)
@@ -52,8 +66,10 @@ func (h *BrokerHandler) handleFindCoordinator(ctx context.Context, req *Request)
 	switch r.CoordinatorType {
 	case coordinatorGroup:
 	case coordinatorTransaction:
+		h.log.Info("find coordinator refused", "client", req.ClientID, "reason", "transactions are not supported yet")
 		return Reply(findCoordinatorResponse(r, keys, func(string) coordinatorAnswer {
-			return coordinatorAnswer{nodeID: -1, port: -1, code: kerr.CoordinatorNotAvailable.Code}
+			return coordinatorAnswer{nodeID: -1, port: -1, code: kerr.TransactionalIDAuthorizationFailed.Code,
+				message: errTransactionsUnsupported}
 		}))
 	default:
 		h.log.Info("find coordinator refused", "client", req.ClientID, "reason", "unknown key type", "key_type", r.CoordinatorType)
@@ -97,18 +113,21 @@ func groupCoordinatorNode(img *metadata.Image, key string) coordinatorAnswer {
 // the request's version.
 func findCoordinatorResponse(r *kmsg.FindCoordinatorRequest, keys []string, answer func(key string) coordinatorAnswer) *kmsg.FindCoordinatorResponse {
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	message := func(code int16) *string {
-		if code == 0 {
+	message := func(a coordinatorAnswer) *string {
+		if a.code == 0 {
 			return nil
 		}
-		m := kerr.ErrorForCode(code).Error()
+		m := a.message
+		if m == "" {
+			m = kerr.ErrorForCode(a.code).Error()
+		}
 		return &m
 	}
 	if r.Version < 4 {
 		a := answer(keys[0])
 		resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = a.code, a.nodeID, a.host, a.port
 		if r.Version >= 1 {
-			resp.ErrorMessage = message(a.code)
+			resp.ErrorMessage = message(a)
 		}
 		return resp
 	}
@@ -116,7 +135,7 @@ func findCoordinatorResponse(r *kmsg.FindCoordinatorRequest, keys []string, answ
 	for _, k := range keys {
 		a := answer(k)
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
-		c.Key, c.NodeID, c.Host, c.Port, c.ErrorCode, c.ErrorMessage = k, a.nodeID, a.host, a.port, a.code, message(a.code)
+		c.Key, c.NodeID, c.Host, c.Port, c.ErrorCode, c.ErrorMessage = k, a.nodeID, a.host, a.port, a.code, message(a)
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
 	return resp

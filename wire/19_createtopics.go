@@ -122,7 +122,7 @@ func logCreateErrors(h *BrokerHandler, req *Request, results []kmsg.CreateTopics
 		}
 	}
 	if len(refused) > 0 {
-		h.log.Info("create topics refused", "client", req.ClientID, "topics", refused)
+		h.log.Info("create topics refused", "client", req.ClientID, "count", len(refused), "topics", boundedList(refused))
 	}
 }
 

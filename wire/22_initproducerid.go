@@ -19,10 +19,11 @@ package wire
 // applied the request gets COORDINATOR_LOAD_IN_PROGRESS (retriable), as a
 // Kafka broker waiting for its block answers.
 //
-// Transactions are not served yet: a transactional_id gets INVALID_REQUEST
-// (every client treats it as fatal and reports it, where the retriable
-// coordinator errors would make it retry for ever); an empty one gets
-// INVALID_REQUEST as in Kafka.
+// Transactions are not served yet: a transactional_id gets
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the fatal code FindCoordinator
+// gives it too (10_findcoordinator.go), for a client that sends
+// InitProducerId without looking the coordinator up (the response has no
+// error message); an empty one gets INVALID_REQUEST as in Kafka.
 
 import (
 	"context"
@@ -126,7 +127,7 @@ func (h *BrokerHandler) handleInitProducerID(ctx context.Context, req *Request) 
 		h.log.Info("init producer id refused", "client", req.ClientID, "reason", "empty transactional id")
 		return Reply(resp)
 	case r.TransactionalID != nil:
-		resp.ErrorCode = kerr.InvalidRequest.Code
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		h.log.Info("init producer id refused", "client", req.ClientID, "reason", "transactions are not supported yet",
 			"transactional_id", *r.TransactionalID)
 		return Reply(resp)

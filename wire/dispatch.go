@@ -173,10 +173,19 @@ func (s *Server) settle(p *pending, ci *ConnInfo, r Response) Response {
 	return bug("the zero Response")
 }
 
-// reject logs bad input once and answers with a close.
+// reject logs bad input and answers with a close. The warning is
+// throttled (s.rejects): one client looping on bad frames must not flood
+// the log; the bad-input counter still counts every one.
 func (s *Server) reject(p *pending, ci *ConnInfo, h *header, err error) *pending {
-	s.stats.badInput.Add(1)
-	s.log.LogAttrs(context.Background(), slog.LevelWarn, "wire: closing connection on bad request", append(connAttrs(ci, h), slog.Any("err", err))...)
+	ok, suppressed := s.rejects.Note(time.Now())
+	s.stats.badInput.Add(1) // after Note: a counted rejection has been throttled
+	if ok {
+		attrs := append(connAttrs(ci, h), slog.Any("err", err))
+		if suppressed > 0 {
+			attrs = append(attrs, slog.Int64("suppressed_since_last", suppressed))
+		}
+		s.log.LogAttrs(context.Background(), slog.LevelWarn, "wire: closing connection on bad request", attrs...)
+	}
 	p.resp = Response{kind: kindClose, reason: err, logged: true}
 	return p
 }

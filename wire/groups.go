@@ -82,6 +82,7 @@ func (h *BrokerHandler) callGroups(calls []groupCall, backstop time.Duration, fi
 		}
 		id := inbox.NextID()
 		pending[id] = sent{call: c, pid: co.PID()}
+		inbox.Watch(co.PID()) // before the Route: a stop after it is seen
 		co.Send(&group.Route{ID: id, Group: c.group, Op: c.op}, inbox.PID())
 	}
 	if inbox == nil {
@@ -106,13 +107,14 @@ func (h *BrokerHandler) callGroups(calls []groupCall, backstop time.Duration, fi
 					delete(pending, m.ID)
 					s.call.done(m.Response, 0)
 				}
+			case *actor.Terminated:
+				// The coordinator stopped: what it had not answered, it
+				// never will (its answers arrive before this).
+				failGone(pending, func(s sent) bool { return s.pid.Equal(m.Who) }, func(s sent) { s.call.done(nil, kerr.NotCoordinator.Code) })
 			case *actor.DeadLetterResponse:
-				for id, s := range pending {
-					if s.pid.Equal(m.Target) {
-						delete(pending, id)
-						s.call.done(nil, kerr.NotCoordinator.Code)
-					}
-				}
+				// A Route reached a coordinator already gone; the dead
+				// letter does not say which, the registry does.
+				failGone(pending, func(s sent) bool { return !inbox.Alive(s.pid) }, func(s sent) { s.call.done(nil, kerr.NotCoordinator.Code) })
 			}
 		}
 		for _, s := range pending {
@@ -120,6 +122,17 @@ func (h *BrokerHandler) callGroups(calls []groupCall, backstop time.Duration, fi
 		}
 		return finish()
 	})
+}
+
+// failGone ends, with fail, every pending call that gone says will never
+// be answered.
+func failGone[S any](pending map[uint64]S, gone func(S) bool, fail func(S)) {
+	for id, s := range pending {
+		if gone(s) {
+			delete(pending, id)
+			fail(s)
+		}
+	}
 }
 
 // callGroup routes a request of one group (JoinGroup, SyncGroup,

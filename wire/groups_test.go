@@ -56,8 +56,9 @@ func TestFindCoordinator(t *testing.T) {
 		}
 		req.CoordinatorType = 1
 		r = exchange[*kmsg.FindCoordinatorResponse](c, req, int32(20+v))
-		if r.ErrorCode != kerr.CoordinatorNotAvailable.Code || r.NodeID != -1 || r.ErrorMessage == nil {
-			t.Errorf("v%d transactional key: %+v, want COORDINATOR_NOT_AVAILABLE", v, r)
+		if r.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code || r.NodeID != -1 ||
+			deref(r.ErrorMessage) != errTransactionsUnsupported {
+			t.Errorf("v%d transactional key: %+v, want TRANSACTIONAL_ID_AUTHORIZATION_FAILED", v, r)
 		}
 	}
 	req := kmsg.NewPtrFindCoordinatorRequest()
@@ -69,6 +70,13 @@ func TestFindCoordinator(t *testing.T) {
 	for i, co := range r.Coordinators {
 		if co.Key != req.CoordinatorKeys[i] || co.ErrorCode != 0 || co.NodeID != 1 {
 			t.Errorf("v4 key %d: %+v", i, co)
+		}
+	}
+	req.CoordinatorType = 1
+	r = exchange[*kmsg.FindCoordinatorResponse](c, req, 32)
+	for _, co := range r.Coordinators {
+		if co.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code || deref(co.ErrorMessage) != errTransactionsUnsupported {
+			t.Errorf("v4 transactional key %s: %+v", co.Key, co)
 		}
 	}
 	req.CoordinatorType = 7

@@ -95,7 +95,7 @@ func TestInitProducerIDBadInput(t *testing.T) {
 		req := initPIDReq(v)
 		req.TransactionalID = kmsg.StringPtr("txn")
 		resp := roundTrip[*kmsg.InitProducerIDResponse](c, req)
-		wantCode(t, "transactional", resp.ErrorCode, kerr.InvalidRequest)
+		wantCode(t, "transactional", resp.ErrorCode, kerr.TransactionalIDAuthorizationFailed)
 		if resp.ProducerID != -1 || resp.ProducerEpoch != -1 {
 			t.Fatalf("v%d: id %d epoch %d on error", v, resp.ProducerID, resp.ProducerEpoch)
 		}

@@ -26,7 +26,8 @@ type Server struct {
 	index   apiIndex
 	stats   counters
 	// pool is queued.max.request.bytes (mempool.go).
-	pool *memPool
+	pool    *memPool
+	rejects LogThrottle // bad-input warnings (dispatch.go)
 
 	// ctx is canceled by Close; every connection's context derives from it.
 	ctx    context.Context

@@ -190,6 +190,7 @@ func (co *Coordinator) SendListGroups(m *ListGroups, replyTo *actor.PID) {
 	co.system.Root.RequestWithCustomSender(co.pid, m, replyTo)
 }
 
-// PID returns the coordinator actor's PID: a *actor.DeadLetterResponse
-// whose Target equals it answers a request the coordinator never got.
+// PID returns the coordinator actor's PID. Watch it to learn that the
+// coordinator stopped: the *actor.DeadLetterResponse that answers a
+// request it never got names no target.
 func (co *Coordinator) PID() *actor.PID { return co.pid }

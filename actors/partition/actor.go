@@ -49,6 +49,7 @@ type Board struct {
 	status  atomic.Pointer[Status]
 	unknown atomic.Uint64
 	timers  atomic.Bool
+	storage storageHealth // storage_health.go
 }
 
 // NeedsTicks reports whether the actor holds something with a deadline
@@ -155,6 +156,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 	case *AppendBatches:
 		a.onAppendBatches(ctx, m)
 	case *FlushCompleted:
+		a.board.noteStorage(a.log, storageFlush, m.Err)
 		a.step(ctx, func(r *Replica) Output { return r.OnFlushCompleted(m) })
 	case *Tick:
 		t := *m
@@ -351,6 +353,9 @@ func (a *partitionActor) step(ctx actor.Context, fn func(*Replica) Output) {
 		if err != nil {
 			err = fmt.Errorf("partition: append to %s: %w", a.cfg.Log.TopicPartition(), err)
 		}
+		if err == nil || appendErrorCode(err) == kerr.KafkaStorageError.Code {
+			a.board.noteStorage(a.log, storageAppend, err)
+		}
 		out = a.r.OnLogAppended(&LogAppended{Seq: ap.Seq, Result: res, Err: err})
 		if err == nil {
 			a.checkRoll()
@@ -396,6 +401,7 @@ type Client struct {
 	pid    *actor.PID
 	board  *Board
 	log    *log.Log
+	logger *slog.Logger // storage state changes seen by reads (storage_health.go)
 }
 
 // Spawn starts a partition actor in system and returns its facade. The
@@ -406,7 +412,12 @@ func Spawn(system *actor.ActorSystem, cfg ActorConfig) *Client {
 		cfg.Board = &Board{}
 	}
 	pid := system.Root.Spawn(Props(cfg))
-	return &Client{system: system, pid: pid, board: cfg.Board, log: cfg.Log}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Client{system: system, pid: pid, board: cfg.Board, log: cfg.Log,
+		logger: logger.With("partition", cfg.Log.TopicPartition().String())}
 }
 
 // PID returns the actor's PID, for actors that talk to it directly.

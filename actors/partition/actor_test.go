@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -38,6 +39,13 @@ var fixedNow = time.UnixMilli(1_700_000_000_000)
 // with isr (default: this node only).
 func startActor(t *testing.T, fsys *log.MemFS, groupCommit bool, isr ...int32) *actorEnv {
 	t.Helper()
+	return startActorLogged(t, fsys, groupCommit, nil, isr...)
+}
+
+// startActorLogged is startActor with the actor's log lines sent to logger
+// (nil: slog.Default()).
+func startActorLogged(t *testing.T, fsys *log.MemFS, groupCommit bool, logger *slog.Logger, isr ...int32) *actorEnv {
+	t.Helper()
 	m, err := log.OpenManager(log.ManagerConfig{Dir: "/data", FS: fsys, NoBackground: true})
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +62,7 @@ func startActor(t *testing.T, fsys *log.MemFS, groupCommit bool, isr ...int32) *
 	cfg.GroupCommit = groupCommit
 	system := actor.NewActorSystem()
 	e := &actorEnv{t: t, fsys: fsys, system: system, m: m, l: l, nowMs: fixedNow.UnixMilli()}
-	e.c = Spawn(system, ActorConfig{Log: l, Replica: cfg, Now: func() time.Time { return fixedNow }})
+	e.c = Spawn(system, ActorConfig{Log: l, Replica: cfg, Now: func() time.Time { return fixedNow }, Logger: logger})
 	if len(isr) == 0 {
 		isr = []int32{cfg.NodeID}
 	}

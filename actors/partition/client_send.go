@@ -2,6 +2,7 @@ package partition
 
 import (
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // Non-blocking requests for callers that must not wait where they send (a
@@ -42,7 +43,21 @@ func (c *Client) SendDescribeProducers(req *DescribeProducers, replyTo *actor.PI
 // last published Status (the high watermark, leader epoch and role);
 // m.MaxWaitMs is ignored. Park a WatchHighWatermark to wait for data.
 func (c *Client) ReadNow(m *ReadRecords) *ReadRecordsResult {
-	return readLog(c.log, c.board.status.Load(), m)
+	res := readLog(c.log, c.board.status.Load(), m)
+	c.noteRead(storageRead, res.ErrorCode, res.storageErr)
+	return res
+}
+
+// noteRead records a read's storage outcome (storage_health.go): a
+// KAFKA_STORAGE_ERROR fails op, a success heals it, other errors say
+// nothing about the storage.
+func (c *Client) noteRead(op string, code int16, err error) {
+	switch code {
+	case 0:
+		c.board.noteStorage(c.logger, op, nil)
+	case kerr.KafkaStorageError.Code:
+		c.board.noteStorage(c.logger, op, err)
+	}
 }
 
 // SendSyncStatus sends req; the StatusSynced goes to replyTo once the
@@ -56,13 +71,17 @@ func (c *Client) SendSyncStatus(req *SyncStatus, replyTo *actor.PID) {
 // last published status. currentLeaderEpoch NoLeaderEpochCheck skips
 // fencing.
 func (c *Client) ListOffset(ts int64, currentLeaderEpoch int32) ListOffsetResult {
-	return listOffset(c.log, c.board.status.Load(), ts, currentLeaderEpoch)
+	return c.ListOffsetAt(c.board.status.Load(), ts, currentLeaderEpoch)
 }
 
 // ListOffsetAt is ListOffset from st, a status from StatusSynced (nil: the
 // partition has no log, NOT_LEADER_OR_FOLLOWER).
 func (c *Client) ListOffsetAt(st *Status, ts int64, currentLeaderEpoch int32) ListOffsetResult {
-	return listOffset(c.log, st, ts, currentLeaderEpoch)
+	res := listOffset(c.log, st, ts, currentLeaderEpoch)
+	if ts >= 0 { // only a timestamp lookup reads the log
+		c.noteRead(storageLookup, res.ErrorCode, res.storageErr)
+	}
+	return res
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch on the caller's

@@ -13,7 +13,12 @@ import (
 // collects the answers later with Receive. Unlike a future it takes any
 // number of answers, in arrival order, and waits under a context. A
 // request to an actor that no longer exists is answered by protoactor with
-// *actor.DeadLetterResponse, which arrives here like any other answer.
+// *actor.DeadLetterResponse, which arrives here like any other answer but
+// does not say which actor is gone (the pinned protoactor leaves its
+// Target nil), and a request still in an actor's mailbox when it stops
+// gets no answer at all. Watch the actors the inbox waits on: an
+// *actor.Terminated naming one arrives once it is gone (at once if it is
+// gone already), after every answer it sent before it stopped.
 // Close it when done: until then it is registered in the actor system.
 type Inbox struct {
 	registry *actor.ProcessRegistryValue
@@ -24,6 +29,8 @@ type Inbox struct {
 	closed bool
 	signal chan struct{} // capacity 1: something was queued
 	nextID uint64
+	// watched are the PIDs Watch was called with, unwatched on Close.
+	watched []*actor.PID
 }
 
 // NewInbox registers a new inbox in system.
@@ -64,16 +71,48 @@ func (in *Inbox) Receive(ctx context.Context) (any, error) {
 	}
 }
 
-// Close unregisters the inbox; later messages to it go to dead letters.
+// Watch asks pid's actor to tell the inbox when it stops: an
+// *actor.Terminated with Who equal to pid arrives (at once when the actor
+// is gone already). Watching the same PID again does nothing.
+func (in *Inbox) Watch(pid *actor.PID) {
+	in.mu.Lock()
+	for _, w := range in.watched {
+		if w.Equal(pid) {
+			in.mu.Unlock()
+			return
+		}
+	}
+	in.watched = append(in.watched, pid)
+	in.mu.Unlock()
+	proc, _ := in.registry.Get(pid) // dead letters when gone: they answer Terminated
+	proc.SendSystemMessage(pid, &actor.Watch{Watcher: in.pid})
+}
+
+// Alive reports whether pid names a local actor that still exists.
+func (in *Inbox) Alive(pid *actor.PID) bool {
+	_, ok := in.registry.GetLocal(pid.Id)
+	return ok
+}
+
+// Close unregisters the inbox and unwatches what it watched; later
+// messages to it go to dead letters.
 func (in *Inbox) Close() {
 	in.mu.Lock()
-	defer in.mu.Unlock()
 	if in.closed {
+		in.mu.Unlock()
 		return
 	}
 	in.closed = true
 	in.queue = nil
 	in.registry.Remove(in.pid)
+	watched := in.watched
+	in.watched = nil
+	in.mu.Unlock()
+	for _, pid := range watched {
+		if proc, ok := in.registry.GetLocal(pid.Id); ok {
+			proc.SendSystemMessage(pid, &actor.Unwatch{Watcher: in.pid})
+		}
+	}
 }
 
 // SendUserMessage queues message (unwrapped from its envelope); it never
@@ -93,8 +132,13 @@ func (in *Inbox) SendUserMessage(_ *actor.PID, message any) {
 	}
 }
 
-// SendSystemMessage ignores system messages. It implements actor.Process.
-func (in *Inbox) SendSystemMessage(*actor.PID, any) {}
+// SendSystemMessage queues an *actor.Terminated (see Watch) and ignores
+// other system messages. It implements actor.Process.
+func (in *Inbox) SendSystemMessage(pid *actor.PID, message any) {
+	if t, ok := message.(*actor.Terminated); ok {
+		in.SendUserMessage(pid, t)
+	}
+}
 
 // Stop closes the inbox. It implements actor.Process.
 func (in *Inbox) Stop(*actor.PID) { in.Close() }

@@ -175,6 +175,8 @@ type ReadRecordsResult struct {
 	LogStartOffset int64
 	// LastStableOffset equals HighWatermark (no transactions yet).
 	LastStableOffset int64
+	// storageErr is the log's error behind a KAFKA_STORAGE_ERROR.
+	storageErr error
 }
 
 // NoLeaderEpochCheck as the current leader epoch of ListOffset or

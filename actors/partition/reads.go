@@ -67,6 +67,7 @@ func readLog(l *log.Log, st *Status, m *ReadRecords) *ReadRecordsResult {
 		res.ErrorCode, res.ErrorMessage = kerr.NotLeaderForPartition.Code, err.Error()
 	case err != nil:
 		res.ErrorCode, res.ErrorMessage = kerr.KafkaStorageError.Code, err.Error()
+		res.storageErr = err
 	default:
 		res.Records = data
 	}
@@ -81,6 +82,7 @@ type ListOffsetResult struct {
 	Offset      int64
 	Timestamp   int64
 	LeaderEpoch int32
+	storageErr  error // the log's error behind a KAFKA_STORAGE_ERROR
 }
 
 // listOffset answers ListOffsets for one partition (Kafka's
@@ -117,7 +119,7 @@ func listOffset(l *log.Log, st *Status, ts int64, currentLeaderEpoch int32) List
 		none.ErrorCode = kerr.NotLeaderForPartition.Code
 		return none
 	case err != nil:
-		none.ErrorCode = kerr.KafkaStorageError.Code
+		none.ErrorCode, none.storageErr = kerr.KafkaStorageError.Code, err
 		return none
 	case !found || off >= hw:
 		return none

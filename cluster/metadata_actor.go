@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -38,6 +39,11 @@ type metadataActor struct {
 	settled  []settled
 	queued   []*proposeRecords // proposals that arrived before this node led
 	failed   error
+	// While the quorum cannot write (quorum.ErrStorageUnavailable), stall
+	// paces the retries; proposals are refused with stallErr meanwhile.
+	stall      writeStall
+	stallErr   error
+	stallSince time.Time
 	// straysRemoved is set once the partition logs of topics deleted
 	// before the start were set aside (replicaSet.removeStrays).
 	straysRemoved bool
@@ -67,11 +73,15 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 	case *tickMetadata:
 		if a.failed == nil {
 			a.q.Tick()
-			a.handleReady()
+			if !a.stall.stalled || a.stall.tick() {
+				a.handleReady()
+			}
 		}
 	case *proposeRecords:
 		a.propose(m)
-		a.handleReady()
+		if !a.stall.stalled { // while stalled only the tick retries
+			a.handleReady()
+		}
 	case *actor.Stopping:
 		a.failAll(fmt.Errorf("%w: node stopping", ErrNodeFailed))
 	}
@@ -81,6 +91,10 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 func (a *metadataActor) propose(m *proposeRecords) {
 	if a.failed != nil {
 		m.reply(nil, a.failed)
+		return
+	}
+	if a.stall.stalled {
+		m.reply(nil, a.stallErr)
 		return
 	}
 	if !a.q.IsLeader() {
@@ -139,12 +153,19 @@ func (a *metadataActor) handleReady() {
 	if a.failed != nil {
 		return
 	}
+	writable := true
 	for a.q.HasReady() {
 		// A single voter has no one to send to; the replicated cluster
-		// routes these messages to the other voters.
+		// routes these messages to the other voters (also those returned
+		// with ErrStorageUnavailable).
 		if _, err := a.q.HandleReady(); err != nil {
-			a.fail(err)
-			return
+			if !errors.Is(err, quorum.ErrStorageUnavailable) {
+				a.fail(err)
+				return
+			}
+			a.cannotWrite(err)
+			writable = false
+			break
 		}
 	}
 	// Partition actors start only from an image that holds every entry
@@ -165,6 +186,9 @@ func (a *metadataActor) handleReady() {
 		a.applied = img
 		a.n.image.Store(img)
 	}
+	if writable && a.stall.stalled {
+		a.canWrite() // after the image it wrote is published
+	}
 	done := a.settled
 	a.settled = nil
 	for _, s := range done {
@@ -178,6 +202,9 @@ func (a *metadataActor) handleReady() {
 	if a.inflight <= 0 {
 		a.inflight = 0
 		a.spec = a.applied
+	}
+	if a.stall.stalled {
+		return // no new proposals until the quorum writes again
 	}
 	if a.q.IsLeader() && len(a.queued) > 0 {
 		queued := a.queued
@@ -193,10 +220,32 @@ func (a *metadataActor) handleReady() {
 	a.advance()
 }
 
+// cannotWrite records a failed metadata write: the first of a stall is
+// logged and published, later ones only pace the retries.
+func (a *metadataActor) cannotWrite(err error) {
+	if !a.stall.failed() {
+		return
+	}
+	cause := stallCause(err)
+	a.stallSince = a.n.cfg.Now()
+	a.stallErr = fmt.Errorf("%w (%s); metadata changes are refused until it can", metadata.ErrLogUnavailable, cause)
+	a.log.Error("metadata quorum cannot write its log; refusing metadata changes and retrying", "err", err)
+	a.n.health.Store(&MetadataHealth{Since: a.stallSince, Cause: cause})
+}
+
+// canWrite ends a stall: a write succeeded again.
+func (a *metadataActor) canWrite() {
+	attempts := a.stall.recovered()
+	a.log.Info("metadata quorum writes again", "stalled_for", a.n.cfg.Now().Sub(a.stallSince).Round(time.Millisecond), "failed_attempts", attempts)
+	a.stallErr = nil
+	a.n.health.Store(&MetadataHealth{Writable: true})
+}
+
 // fail stops the actor's metadata work for good.
 func (a *metadataActor) fail(err error) {
 	a.failed = fmt.Errorf("%w: %w", ErrNodeFailed, err)
 	a.log.Error("metadata quorum stopped", "err", err)
+	a.n.health.Store(&MetadataHealth{Since: a.n.cfg.Now(), Cause: "stopped: " + stallCause(err), Stopped: true})
 	a.failAll(a.failed)
 	a.n.signalReady(a.failed)
 }

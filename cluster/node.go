@@ -43,6 +43,7 @@ type Node struct {
 
 	image       atomic.Pointer[metadata.Image]
 	brokerEpoch atomic.Int64
+	health      atomic.Pointer[MetadataHealth]
 
 	readyOnce sync.Once
 	ready     chan error
@@ -307,6 +308,29 @@ func (n *Node) AdvertisedAddr() string {
 // Image returns the latest metadata image whose partitions the node's
 // actors serve.
 func (n *Node) Image() *metadata.Image { return n.image.Load() }
+
+// MetadataHealth is whether the node's metadata quorum can write its log,
+// as the metadata actor last published it.
+type MetadataHealth struct {
+	// Writable is true while metadata writes succeed.
+	Writable bool
+	// Stopped is true once the quorum stopped for good (a corrupt log or
+	// an apply failure); a restart is needed.
+	Stopped bool
+	// Since is when writes began to fail (zero while Writable).
+	Since time.Time
+	// Cause names the failure (an errno's text such as "no space left on
+	// device"), without paths.
+	Cause string
+}
+
+// MetadataHealth returns whether the metadata quorum can write its log.
+func (n *Node) MetadataHealth() MetadataHealth {
+	if h := n.health.Load(); h != nil {
+		return *h
+	}
+	return MetadataHealth{Writable: true}
+}
 
 // BrokerEpoch returns this process's broker epoch.
 func (n *Node) BrokerEpoch() int64 { return n.brokerEpoch.Load() }

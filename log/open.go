@@ -15,6 +15,12 @@ import (
 // loadLog opens the partition directory dir, recovering it when the last
 // shutdown was not clean.
 func (m *Manager) loadLog(tp TopicPartition, dir string, cfg Config) (*Log, error) {
+	return m.loadLogFrom(tp, dir, cfg, -1)
+}
+
+// loadLogFrom is loadLog; with forceFrom >= 0 it recovers from that offset
+// whatever the checkpoints say (ReopenLog: the log failed in this process).
+func (m *Manager) loadLogFrom(tp TopicPartition, dir string, cfg Config, forceFrom int64) (*Log, error) {
 	l := &Log{m: m, tp: tp, dir: dir, cfg: cfg}
 	names, err := m.fs.ReadDir(dir)
 	if err != nil {
@@ -36,12 +42,19 @@ func (m *Manager) loadLog(tp TopicPartition, dir string, cfg Config) (*Log, erro
 		l.segs = append(l.segs, seg)
 	}
 	sort.Slice(l.segs, func(i, j int) bool { return l.segs[i].base < l.segs[j].base })
-	logStart, hasStart := m.logStarts[tp]
+	logStart, hasStart := m.logStarts[tp] // the caller holds m.mu
 	recoveryPoint, hasRecovery := m.recoveryPoints[tp]
+	clean := m.cleanShutdown
+	if forceFrom >= 0 {
+		clean, recoveryPoint = false, min(recoveryPoint, forceFrom)
+		if !hasRecovery {
+			recoveryPoint = forceFrom
+		}
+	}
 	// A lost epoch checkpoint is rebuilt from the segments recovery will not
 	// scan (recovery assigns epochs from the batches it validates).
 	trusted := len(l.segs)
-	if !m.cleanShutdown || !hasRecovery {
+	if !clean || !hasRecovery {
 		trusted = max(l.segmentFor(recoveryPoint), 0)
 	}
 	rebuilt, err := l.loadEpochs(trusted)
@@ -55,7 +68,7 @@ func (m *Manager) loadLog(tp TopicPartition, dir string, cfg Config) (*Log, erro
 		}
 		l.segs = []*segment{seg}
 		l.leo = logStart
-	} else if m.cleanShutdown && hasRecovery {
+	} else if clean && hasRecovery {
 		if err := l.loadClean(); err != nil {
 			if !isCorruption(err) {
 				return nil, err

@@ -497,6 +497,15 @@ func adminError(err error) KafkaError {
 		ke.Message = "Unable to perform excessively large batch operation."
 		return ke
 	}
+	if errors.Is(err, metadata.ErrLogUnavailable) {
+		// The controller cannot write its log (a full disk, no file
+		// descriptors): retriable, as Kafka's controller answers a
+		// request it cannot complete (REQUEST_TIMED_OUT), with the cause.
+		ke := kafkaError(kerr.RequestTimedOut)
+		msg := strings.TrimPrefix(err.Error(), "metadata: ")
+		ke.Message = strings.ToUpper(msg[:1]) + msg[1:] + "."
+		return ke
+	}
 	if ae, ok := errors.AsType[*apiError](err); ok {
 		ke := kafkaError(ae.kafka)
 		ke.Message = ae.msg

@@ -92,4 +92,10 @@ var (
 	// ErrProducerIDsExhausted: no producer id block of the asked size is
 	// left below math.MaxInt64.
 	ErrProducerIDsExhausted = errors.New("metadata: producer ids exhausted")
+
+	// ErrLogUnavailable: the metadata log cannot be written now (a full
+	// disk, no file descriptors left, an I/O error); the controller refuses
+	// changes until a retry succeeds. Retriable: wire answers
+	// REQUEST_TIMED_OUT.
+	ErrLogUnavailable = errors.New("metadata: metadata log cannot be written")
 )

@@ -60,9 +60,16 @@
 //     ReportUnreachable and snapshot deliveries with ReportSnapshot.
 //  6. Readers call Image from any goroutine; nothing else is safe for
 //     concurrent use.
-//  7. An error from HandleReady (storage failure, corrupt log, apply
-//     failure) is fatal: the node stops and every later call returns it.
-//     Restart the process; the log on disk is intact.
+//  7. An error from HandleReady that wraps ErrStorageUnavailable (a
+//     write failed: ENOSPC, EMFILE, EIO) is transient: the unpersisted
+//     Ready is kept, nothing of it is acknowledged, Propose and Step refuse
+//     (a voter that cannot write neither appends nor votes), and the caller
+//     calls HandleReady again after a backoff; that call recovers the
+//     storage (a log an fsync error failed is reopened from disk, cut to
+//     its durable prefix) and persists the kept Ready again. StorageErr
+//     says whether the node is stalled. Any other error (a corrupt log, an
+//     apply failure) is fatal: the node stops and every later call returns
+//     it. Restart the process; the log on disk is intact.
 //
 // Snapshots are taken every Config.SnapshotEntries applied entries, or on
 // demand with Node.Snapshot. A new leader proposes a

@@ -17,6 +17,12 @@ var (
 	// rejected: a bug in the controller's validation or a corrupt log. The
 	// node stops applying and every later call returns it.
 	ErrApplyFailed = errors.New("quorum: applying a committed record failed")
+	// ErrStorageUnavailable reports a write to the metadata log, the
+	// quorum-state or a checkpoint that failed with an I/O error (a full
+	// disk, no file descriptors, EIO): the node keeps what it could not
+	// persist, writes nothing new and acknowledges nothing until a retry
+	// succeeds (Node.HandleReady). Retriable.
+	ErrStorageUnavailable = errors.New("quorum: metadata storage unavailable")
 	// ErrInvalidConfig reports a Config that Validate rejects.
 	ErrInvalidConfig = errors.New("quorum: invalid config")
 	// ErrEmptyProposal is returned by Propose without records.

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/weirmq/weir/cluster/metadata"
+	"github.com/weirmq/weir/log"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -29,7 +30,13 @@ type Node struct {
 	snapIndex   uint64
 	announced   uint64      // the last term this node announced itself as controller in
 	pending     []*proposal // proposals not yet resolved, in proposal order
-	failed      error       // set once: storage or apply failure; the node is stopped
+	failed      error       // set once: a corrupt log or an apply failure; the node is stopped
+	// ready is the Ready taken from raft and not yet persisted: a write
+	// failed, and HandleReady persists it again before anything else.
+	ready *raft.Ready
+	// stalled is the storage error HandleReady last met, nil once a write
+	// succeeded again (StorageErr).
+	stalled error
 }
 
 // proposal is one Propose call waiting for its outcome.
@@ -101,6 +108,11 @@ func (n *Node) Step(m *pb.Message) error {
 	if n.failed != nil {
 		return n.failed
 	}
+	if n.stalled != nil {
+		// A voter that cannot write acknowledges nothing: the message is
+		// dropped, as a partitioned node's would be, and the sender retries.
+		return fmt.Errorf("%w: %v from %d dropped: %w", ErrStorageUnavailable, m.GetType(), m.GetFrom(), n.stalled)
+	}
 	if err := n.rn.Step(m); err != nil {
 		return fmt.Errorf("quorum: step %v from %d: %w", m.GetType(), m.GetFrom(), err)
 	}
@@ -133,6 +145,11 @@ func (n *Node) Applied() uint64 { return n.applied }
 // Err returns the error that stopped the node, or nil.
 func (n *Node) Err() error { return n.failed }
 
+// StorageErr returns the storage error that keeps the node from writing
+// (HandleReady returned it wrapped in ErrStorageUnavailable), or nil once
+// writes succeed again.
+func (n *Node) StorageErr() error { return n.stalled }
+
 // Propose proposes records as one raft entry; they commit and apply
 // together. Only the leader proposes: elsewhere it returns ErrNotLeader.
 // The records are not validated here: the controller checks them against
@@ -144,6 +161,9 @@ func (n *Node) Err() error { return n.failed }
 func (n *Node) Propose(records []metadata.Record, done func(index uint64, err error)) error {
 	if n.failed != nil {
 		return n.failed
+	}
+	if n.stalled != nil {
+		return fmt.Errorf("%w: %w", ErrStorageUnavailable, n.stalled)
 	}
 	if len(records) == 0 {
 		return ErrEmptyProposal
@@ -171,25 +191,54 @@ func (n *Node) Propose(records []metadata.Record, done func(index uint64, err er
 	return nil
 }
 
-// HasReady reports whether HandleReady has work.
-func (n *Node) HasReady() bool { return n.failed == nil && n.rn.HasReady() }
+// HasReady reports whether HandleReady has work: raft has a Ready, or a
+// write failed and is to be retried.
+func (n *Node) HasReady() bool {
+	return n.failed == nil && (n.ready != nil || n.stalled != nil || n.rn.HasReady())
+}
 
 // HandleReady processes every pending raft Ready: it persists the snapshot,
 // entries and hard state (fsynced), applies committed entries in order and
 // publishes the new image, resolves proposals, advances raft, and returns
 // the messages to send to other nodes (none for a single voter). Call it
-// after Tick, Step and Propose. An error is fatal: the node stops.
+// after Tick, Step and Propose.
+//
+// A write that fails with an I/O error (ENOSPC, EMFILE, EIO) returns an
+// error wrapping ErrStorageUnavailable: the Ready is kept, not advanced,
+// and none of its messages is returned, so nothing it holds is
+// acknowledged before it is durable (raft's contract). Call HandleReady
+// again later (with backoff): it first recovers the storage (Storage.Recover
+// reopens a log an fsync error failed, cut to its durable prefix), then
+// persists the kept Ready again. Meanwhile Propose and Step refuse with
+// ErrStorageUnavailable; the messages returned with the error (of Readys
+// persisted before the failure) are still to be sent. Any other error (a
+// corrupt log, an apply failure) is fatal: the node stops.
 func (n *Node) HandleReady() ([]*pb.Message, error) {
 	if n.failed != nil {
 		return nil, n.failed
 	}
-	var out []*pb.Message
-	for n.rn.HasReady() {
-		rd := n.rn.Ready()
-		if err := n.persist(rd); err != nil {
-			n.failed = err
-			return nil, err
+	if n.stalled != nil {
+		if err := n.st.Recover(); err != nil {
+			return nil, n.storageFailed(err)
 		}
+		if n.ready == nil { // the failure was a snapshot's
+			if err := n.maybeSnapshot(); err != nil {
+				return nil, n.storageFailed(err)
+			}
+			n.stalled = nil
+		}
+	}
+	var out []*pb.Message
+	for n.ready != nil || n.rn.HasReady() {
+		if n.ready == nil {
+			rd := n.rn.Ready()
+			n.ready = &rd
+		}
+		rd := *n.ready
+		if err := n.persist(rd); err != nil {
+			return out, n.storageFailed(err)
+		}
+		n.ready, n.stalled = nil, nil
 		out = append(out, rd.Messages...)
 		if err := n.apply(rd); err != nil {
 			n.failed = err
@@ -197,11 +246,24 @@ func (n *Node) HandleReady() ([]*pb.Message, error) {
 		}
 		n.rn.Advance(rd)
 		if err := n.afterAdvance(); err != nil {
-			n.failed = err
-			return nil, err
+			return out, n.storageFailed(err)
 		}
 	}
 	return out, nil
+}
+
+// storageFailed records a failed write: a transient one stalls the node
+// (retried by the next HandleReady), one that retrying cannot cure (data
+// that is not what this package wrote, an entry the log cannot hold, an
+// apply failure) stops it.
+func (n *Node) storageFailed(err error) error {
+	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrApplyFailed) || errors.Is(err, log.ErrCorrupt) ||
+		errors.Is(err, log.ErrRecordTooLarge) || errors.Is(err, log.ErrClosed) {
+		n.failed = err
+		return err
+	}
+	n.stalled = err
+	return fmt.Errorf("%w: %w", ErrStorageUnavailable, err)
 }
 
 // persist makes rd's snapshot, entries and hard state durable, in that
@@ -230,7 +292,7 @@ func (n *Node) persist(rd raft.Ready) error {
 // term appear in the order they were proposed.
 func (n *Node) assignIndexes(ents []*pb.Entry) {
 	for _, e := range ents {
-		if e.GetType() != pb.EntryNormal || len(e.GetData()) == 0 {
+		if e.GetType() != pb.EntryNormal || len(e.GetData()) == 0 || n.assigned(e) {
 			continue
 		}
 		for _, p := range n.pending {
@@ -240,6 +302,17 @@ func (n *Node) assignIndexes(ents []*pb.Entry) {
 			}
 		}
 	}
+}
+
+// assigned reports whether a pending proposal has e's index and term
+// already (a Ready persisted again after a failed write).
+func (n *Node) assigned(e *pb.Entry) bool {
+	for _, p := range n.pending {
+		if p.index == e.GetIndex() && p.term == e.GetTerm() {
+			return true
+		}
+	}
+	return false
 }
 
 // apply applies rd's snapshot and committed entries to a new image and
@@ -356,6 +429,11 @@ func (n *Node) afterAdvance() error {
 			return err
 		}
 	}
+	return n.maybeSnapshot()
+}
+
+// maybeSnapshot takes a snapshot when one is due.
+func (n *Node) maybeSnapshot() error {
 	if n.cfg.SnapshotEntries > 0 && n.applied-n.snapIndex >= n.cfg.SnapshotEntries {
 		return n.Snapshot()
 	}

@@ -53,7 +53,8 @@ type entryLoc struct {
 // is safe for concurrent use.
 type Storage struct {
 	fs  log.FS
-	log *log.Log
+	m   *log.Manager
+	log *log.Log // replaced by Recover after a failure
 	dir string
 
 	mu    sync.Mutex
@@ -76,7 +77,7 @@ func OpenStorage(m *log.Manager, fsys log.FS, voters []int32) (*Storage, error) 
 	if err != nil {
 		return nil, fmt.Errorf("quorum: open metadata log: %w", err)
 	}
-	s := &Storage{fs: fsys, log: l, dir: l.Dir(), hs: &pb.HardState{}, boot: &pb.ConfState{}}
+	s := &Storage{fs: fsys, m: m, log: l, dir: l.Dir(), hs: &pb.HardState{}, boot: &pb.ConfState{}}
 	for _, v := range voters {
 		s.boot.Voters = append(s.boot.Voters, RaftID(v))
 	}
@@ -283,8 +284,35 @@ func (s *Storage) HardState() *pb.HardState {
 	return proto.Clone(s.hs).(*pb.HardState)
 }
 
-// Log returns the metadata partition's log.
-func (s *Storage) Log() *log.Log { return s.log }
+// Log returns the metadata partition's log (a new one after Recover
+// reopened it).
+func (s *Storage) Log() *log.Log {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log
+}
+
+// Recover makes the storage usable again after a write failed: a metadata
+// log that an fsync error failed for good (log.ErrLogFailed) is reopened
+// from disk, cut to what was durable (log.Manager.ReopenLog), and the entry
+// table is rebuilt from it. Entries a failed Append left past the durable
+// offset are gone then; raft never saw them stored (the Ready that held
+// them was not advanced) and hands them again. A log that did not fail is
+// left as is (a failed write, such as ENOSPC or EMFILE, took itself back).
+// Recover fails while the cause persists; call it again later.
+func (s *Storage) Recover() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log.Err() == nil {
+		return nil
+	}
+	l, err := s.m.ReopenLog(s.log)
+	if err != nil {
+		return fmt.Errorf("quorum: reopen metadata log: %w", err)
+	}
+	s.log = l
+	return s.scan()
+}
 
 // Append stores entries (a Ready's Entries): an entry that conflicts with a
 // stored one replaces it and everything after it (log.TruncateTo), entries
@@ -357,12 +385,17 @@ func (s *Storage) ApplySnapshot(snap *pb.Snapshot) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	idx := snap.GetMetadata().GetIndex()
-	if idx <= s.snap.GetMetadata().GetIndex() {
+	cur := s.snap.GetMetadata()
+	switch {
+	case idx < cur.GetIndex() || (idx == cur.GetIndex() && snap.GetMetadata().GetTerm() != cur.GetTerm()):
 		return raft.ErrSnapOutOfDate
+	case idx > cur.GetIndex():
+		if err := s.writeSnapshotLocked(snap); err != nil {
+			return err
+		}
 	}
-	if err := s.writeSnapshotLocked(snap); err != nil {
-		return err
-	}
+	// (idx equal to the current snapshot: a retry after the log was not
+	// emptied; the checkpoint is durable already.)
 	if _, err := s.log.TruncateTo(s.log.LogStartOffset()); err != nil {
 		return fmt.Errorf("quorum: empty metadata log for snapshot %d: %w", idx, err)
 	}

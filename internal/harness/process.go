@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultReadyTimeout bounds Start's wait for readiness when
@@ -60,6 +62,11 @@ type Options struct {
 	// ReadyTimeout bounds Start's wait for readiness; 0 means
 	// DefaultReadyTimeout. WaitReady takes its bound from its context.
 	ReadyTimeout time.Duration
+	// NoFileLimit, when positive, sets the child's RLIMIT_NOFILE (soft and
+	// hard) to it right after the child starts (prlimit(2)), so a test can
+	// run a process at a low file limit without lowering its own. Files
+	// the child opened before are not closed.
+	NoFileLimit uint64
 	// OnLine, when set, is called with each line of stdout, without its
 	// line ending, as the process writes it: in order, one call at a
 	// time, from a harness goroutine. An unterminated last line is passed
@@ -135,6 +142,12 @@ func Spawn(tb testing.TB, opts Options) (*Process, error) {
 	}
 	go p.reap()
 	tb.Cleanup(p.cleanup)
+	if opts.NoFileLimit > 0 {
+		lim := unix.Rlimit{Cur: opts.NoFileLimit, Max: opts.NoFileLimit}
+		if err := unix.Prlimit(p.Pid(), unix.RLIMIT_NOFILE, &lim, nil); err != nil {
+			return nil, fmt.Errorf("harness: %s: set file limit %d: %w", p.name, opts.NoFileLimit, err)
+		}
+	}
 	return p, nil
 }
 

@@ -278,10 +278,9 @@ func (c *conn) write(p *pending, buf *[]byte) bool {
 
 // writeReply encodes and writes one response frame.
 func (c *conn) writeReply(p *pending, buf *[]byte) bool {
-	b, err := appendResponse(encodeBuffer(*buf, p.resp.body), p.corr, p.resp.body)
-	p.resp.body = nil // encoded: what it held (a Fetch's records) may go during the write
+	b, err := appendResponse((*buf)[:0], p.corr, p.resp.body)
 	if p.resp.after != nil {
-		defer p.resp.after() // once written, or once the write failed
+		p.resp.after()
 	}
 	if err != nil {
 		c.s.handlerError(&c.info, p.key, p.version, p.corr, err, nil)

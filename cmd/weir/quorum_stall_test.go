@@ -74,8 +74,15 @@ func stallClient(ctx context.Context, t *testing.T, addr string) *kgo.Client {
 // failed write.)
 func TestQuorumResumesAfterFileLimit(t *testing.T) {
 	addr := harness.FreeAddr(t)
+	// max.connections far above the file limit: by default it is derived
+	// from the limit and would refuse the idle connections before they
+	// take every descriptor; this test needs the descriptors gone.
+	props := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(props, []byte("max.connections=100000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p := harness.Start(t, harness.Options{
-		Args: []string{"serve", "--data", t.TempDir(), "--listen", addr}, Name: "weir-serve",
+		Args: []string{"serve", "--config", props, "--data", t.TempDir(), "--listen", addr}, Name: "weir-serve",
 		ReadyLine: `weir serving node \d+ on`, NoFileLimit: 200,
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)

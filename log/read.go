@@ -197,6 +197,14 @@ func (l *Log) findBatch(seg *segment, offset int64) (int64, batchHead, *offsetCh
 				ErrCorrupt, seg.logPath, p, batch.LastOffset(b), idxOff)
 		}
 		if batch.LastOffset(b) >= offset {
+			// Its place is checked on a copy: the caller checks it again
+			// among the batches it serves. Unchecked, a batch whose base
+			// offset (outside the CRC) was damaged past the range read
+			// would end the read as if nothing were there.
+			probe := *chain
+			if err := probe.check(p, b); err != nil {
+				return 0, batchHead{}, nil, false, err
+			}
 			size, _ := batch.Size(b) // the scanner checked it
 			return p, batchHead{base: batch.BaseOffset(b), size: size}, chain, true, nil
 		}

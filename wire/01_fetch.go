@@ -34,6 +34,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -108,6 +109,9 @@ type fetchOp struct {
 	// bufs are the pooled read buffers the last readAll's results use;
 	// they go back once the response is encoded.
 	bufs [][]byte
+	// held is what the last readAll's records took from the node's fetch
+	// memory; it goes back with bufs.
+	held int64
 }
 
 // fetchTarget is one partition to read: its replica, or the error that
@@ -125,6 +129,7 @@ func (f *fetchOp) run(ctx context.Context) Response {
 		f.inbox = partition.NewInbox(f.h.cfg.System)
 	}
 	defer f.inbox.Close()
+	defer f.releaseMemory() // what the response did not take along
 	resp := f.r.ResponseKind().(*kmsg.FetchResponse)
 	var fctx *fetchsession.Context
 	if f.session {
@@ -155,16 +160,35 @@ func (f *fetchOp) run(ctx context.Context) Response {
 		resp.ErrorCode, resp.SessionID, parts = m.Response.ErrorCode, m.Response.SessionID, m.Response.Partitions
 	}
 	f.fill(resp, parts)
-	if len(f.bufs) == 0 {
+	if len(f.bufs) == 0 && f.held == 0 {
 		return Reply(resp)
 	}
-	bufs := f.bufs
-	f.bufs = nil
+	bufs, held, mem := f.bufs, f.held, f.h.apis.fetchMemory
+	f.bufs, f.held = nil, 0
+	// The memory goes back once the response is written, or when the
+	// connection closes first (then nothing may write it); the buffers
+	// only after writing, since a closing connection may still encode.
+	var once sync.Once
+	giveBack := func() { once.Do(func() { mem.give(held) }) }
+	stop := context.AfterFunc(ctx, giveBack)
 	return Reply(resp).Then(func() {
+		stop()
+		giveBack()
 		for _, b := range bufs {
 			putFrame(b)
 		}
 	})
+}
+
+// releaseMemory returns the records' fetch memory and pooled buffers of
+// the last read.
+func (f *fetchOp) releaseMemory() {
+	for _, b := range f.bufs {
+		putFrame(b)
+	}
+	f.bufs = f.bufs[:0]
+	f.h.apis.fetchMemory.give(f.held)
+	f.held = 0
 }
 
 // errNoSessionActor closes a connection whose fetch got no answer from the
@@ -239,10 +263,8 @@ func (f *fetchOp) maxBytes() int64 {
 func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 	remaining := f.maxBytes()
 	// A new read replaces the previous one's results and their buffers.
-	for _, b := range f.bufs {
-		putFrame(b)
-	}
-	f.bufs = f.bufs[:0]
+	f.releaseMemory()
+	mem := f.h.apis.fetchMemory
 	results := make([]fetchsession.PartitionResult, len(f.targets))
 	total, failed := 0, false
 	for i, t := range f.targets {
@@ -251,7 +273,10 @@ func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 			HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, PreferredReadReplica: -1, Records: []byte{},
 		}
 		if t.code == 0 {
-			limit := min(int64(max(t.read.PartitionMaxBytes, 0)), remaining)
+			// Under contention for the node's fetch memory the read gets
+			// what is free; the first partition with data may still return
+			// its first batch whole.
+			limit := mem.take(min(int64(max(t.read.PartitionMaxBytes, 0)), remaining))
 			buf := readBuffer(limit)
 			rr := t.c.ReadNow(&partition.ReadRecords{
 				Offset: t.read.FetchOffset, MaxBytes: int(limit), HardMaxBytes: total > 0,
@@ -260,12 +285,20 @@ func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 				Buf: buf,
 			})
 			res.ErrorCode, res.HighWatermark, res.LastStableOffset, res.LogStartOffset = rr.ErrorCode, rr.HighWatermark, rr.LastStableOffset, rr.LogStartOffset
+			n := int64(0)
 			if rr.ErrorCode == 0 && len(rr.Records) > 0 {
+				n = int64(len(rr.Records))
 				res.Records = f.keepRead(buf, rr.Records)
 				buf = nil
 				total += len(rr.Records)
-				remaining = max(remaining-int64(len(rr.Records)), 0)
+				remaining = max(remaining-n, 0)
 			}
+			if n > limit {
+				mem.force(n - limit) // KIP-74: the first batch, over the limit
+			} else {
+				mem.give(limit - n)
+			}
+			f.held += n
 			if buf != nil {
 				putFrame(buf)
 			}

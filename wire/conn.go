@@ -278,9 +278,10 @@ func (c *conn) write(p *pending, buf *[]byte) bool {
 
 // writeReply encodes and writes one response frame.
 func (c *conn) writeReply(p *pending, buf *[]byte) bool {
-	b, err := appendResponse((*buf)[:0], p.corr, p.resp.body)
+	b, err := appendResponse(encodeBuffer(*buf, p.resp.body), p.corr, p.resp.body)
+	p.resp.body = nil // encoded: what it held (a Fetch's records) may go during the write
 	if p.resp.after != nil {
-		p.resp.after()
+		defer p.resp.after() // once written, or once the write failed
 	}
 	if err != nil {
 		c.s.handlerError(&c.info, p.key, p.version, p.corr, err, nil)

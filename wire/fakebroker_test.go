@@ -40,6 +40,8 @@ type fakeBroker struct {
 	groupParts map[replicaKey]bool // the replicas of __consumer_offsets
 	tickerStop chan struct{}
 	tickerDone chan struct{}
+	// handler is the BrokerHandler startBroker serves over this broker.
+	handler *BrokerHandler
 }
 
 // groupTick is the fake broker's ticker period for the group
@@ -279,6 +281,7 @@ func startBrokerFS(t *testing.T, props map[string]string, fs log.FS) (*Server, *
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.handler = h
 	cfg := TestConfig()
 	s, err := NewServer(cfg, h)
 	if err != nil {

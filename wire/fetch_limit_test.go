@@ -1,11 +1,14 @@
 package wire
 
 import (
+	"encoding/binary"
+	"io"
 	"math"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -141,4 +144,94 @@ func TestFetchLaterPartitionBatchOverBudgetNotRead(t *testing.T) {
 	if p := onlyPartition(t, resp); len(p.RecordBatches) != len(big) {
 		t.Fatalf("second partition alone: %d bytes, want %d", len(p.RecordBatches), len(big))
 	}
+}
+
+// The node's fetch memory bounds what fetches read at once: a fetch gets
+// what is free, at least one whole batch when nothing is (KIP-74, so it
+// still makes progress), and gives it all back once its response is
+// written.
+func TestFetchMemoryBoundsReads(t *testing.T) {
+	s, b := startBroker(t, nil)
+	const budget = 64 << 10
+	b.handler.apis.fetchMemory = newFetchMemory(budget)
+	mem := b.handler.apis.fetchMemory
+	createTopic(t, b, "mem", 1)
+	c := dial(t, s)
+	small := makeBatch(t, batchOpts(), 1, 10<<10)
+	for range 20 {
+		wantCode(t, "produce", c.produce(9, 1, "mem", 0, small).ErrorCode, nil)
+	}
+	fetch := func(offset int64) kmsg.FetchResponseTopicPartition {
+		t.Helper()
+		resp := roundTrip[*kmsg.FetchResponse](c, fetchReq(11, 0, 1, math.MaxInt32, fetchPart("mem", 0, offset, math.MaxInt32)))
+		p := onlyPartition(t, resp)
+		wantCode(t, "fetch", p.ErrorCode, nil)
+		return p
+	}
+	// Alone, a fetch reads up to the budget.
+	if p := fetch(0); len(p.RecordBatches) > budget || numBatches(t, p.RecordBatches) != budget/len(small) {
+		t.Fatalf("alone: %d bytes in %d batches, budget %d", len(p.RecordBatches), numBatches(t, p.RecordBatches), budget)
+	}
+	waitUntil(t, "the fetch memory back", func() bool { return mem.inUse() == 0 })
+	// With the budget taken, one batch still comes.
+	taken := mem.take(budget)
+	if p := fetch(3); numBatches(t, p.RecordBatches) != 1 || batch.BaseOffset(p.RecordBatches) != 3 {
+		t.Fatalf("budget taken: %d bytes in %d batches", len(p.RecordBatches), numBatches(t, p.RecordBatches))
+	}
+	waitUntil(t, "the fetch memory back", func() bool { return mem.inUse() == taken })
+	mem.give(taken)
+}
+
+// A fetch whose connection closes before its response is written gives
+// its fetch memory back all the same.
+func TestFetchMemoryBackAfterClose(t *testing.T) {
+	s, b := startBroker(t, nil)
+	mem := b.handler.apis.fetchMemory
+	createTopic(t, b, "gone", 1)
+	c := dial(t, s)
+	for range 8 {
+		wantCode(t, "produce", c.produce(9, 1, "gone", 0, makeBatch(t, batchOpts(), 1, 100<<10)).ErrorCode, nil)
+	}
+	for i := range 20 {
+		d := dial(t, s)
+		d.send(fetchReq(11, 0, 1, math.MaxInt32, fetchPart("gone", 0, 0, math.MaxInt32)), int32(i))
+		_ = d.nc.Close()
+	}
+	waitUntil(t, "the fetch memory back", func() bool { return mem.inUse() == 0 })
+}
+
+// A response's fetch memory stays taken until it is written: a client that
+// does not read a large response keeps its bytes out of the budget, and
+// other fetches read within what is left, not past it.
+func TestFetchMemoryHeldUntilWritten(t *testing.T) {
+	s, b := startBroker(t, nil)
+	const budget = 32 << 20
+	b.handler.apis.fetchMemory = newFetchMemory(budget)
+	mem := b.handler.apis.fetchMemory
+	createTopic(t, b, "slow", 1)
+	c := dial(t, s)
+	one := makeBatch(t, batchOpts(), 1, 512<<10)
+	for range 48 { // 24 MiB: more than loopback socket buffers hold
+		wantCode(t, "produce", c.produce(9, 1, "slow", 0, one).ErrorCode, nil)
+	}
+	stuck := dial(t, s)
+	stuck.send(fetchReq(11, 0, 1, math.MaxInt32, fetchPart("slow", 0, 0, math.MaxInt32)), 1)
+	var size [4]byte // the response is encoded and being written
+	_ = stuck.nc.SetReadDeadline(time.Now().Add(ioTimeout))
+	if _, err := io.ReadFull(stuck.nc, size[:]); err != nil {
+		t.Fatal(err)
+	}
+	held := mem.inUse()
+	if held < 48*int64(len(one)) {
+		t.Fatalf("fetch memory %d while a %d-byte response is unwritten", held, 48*len(one))
+	}
+	resp := roundTrip[*kmsg.FetchResponse](c, fetchReq(11, 0, 1, math.MaxInt32, fetchPart("slow", 0, 0, math.MaxInt32)))
+	if p := onlyPartition(t, resp); int64(len(p.RecordBatches)) > budget-held+int64(len(one)) {
+		t.Fatalf("second fetch got %d bytes with %d of %d taken", len(p.RecordBatches), held, budget)
+	}
+	rest := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(stuck.nc, rest); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the fetch memory back", func() bool { return mem.inUse() == 0 })
 }

@@ -30,6 +30,9 @@ type BrokerHandlerConfig struct {
 	// min.incremental.fetch.session.eviction.ms); nil uses Kafka's
 	// defaults.
 	FetchSessions *fetchsession.Config
+	// FetchMemoryBytes bounds the record bytes that the node's fetches
+	// hold at once (fetch_memory.go); 0 means DefaultFetchMemoryBytes.
+	FetchMemoryBytes int64
 }
 
 // BrokerHandler is the Handler that serves every Kafka API of the table

@@ -13,6 +13,9 @@ type brokerAPIs struct {
 	// producerIDs is the block InitProducerId hands ids from
 	// (22_initproducerid.go); its zero value is ready.
 	producerIDs producerIDBlock
+	// fetchMemory bounds the record bytes of fetches in flight
+	// (fetch_memory.go).
+	fetchMemory *fetchMemory
 }
 
 func (a *brokerAPIs) init(h *BrokerHandler) error {
@@ -25,6 +28,11 @@ func (a *brokerAPIs) init(h *BrokerHandler) error {
 		return err
 	}
 	a.fetchSessions = fs
+	size := h.cfg.FetchMemoryBytes
+	if size <= 0 {
+		size = DefaultFetchMemoryBytes
+	}
+	a.fetchMemory = newFetchMemory(size)
 	return nil
 }
 

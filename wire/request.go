@@ -89,10 +89,11 @@ type Response struct {
 	logged bool
 }
 
-// Then returns r with fn to be called once r's body has been encoded for
-// the connection, after which nothing reads the body any more: a Fetch
-// gives its pooled read buffers back there. fn is not called when the
-// reply is never encoded (the connection closed first).
+// Then returns r with fn to be called once r's body has been encoded and
+// written to the connection (or its write failed), after which nothing
+// reads the body any more: a Fetch gives its pooled read buffers and its
+// fetch memory back there. fn is not called when the reply is never
+// encoded (the connection closed first).
 func (r Response) Then(fn func()) Response {
 	r.after = fn
 	return r

@@ -44,7 +44,7 @@ type Server struct {
 	closed bool
 	// refusedLog and acceptLog keep the log lines of refused connections
 	// and failed accepts to one per interval (with a count) under a flood.
-	refusedLog, acceptLog logEvery
+	refusedLog, acceptLog LogThrottle
 }
 
 // NewServer returns a server for cfg that passes requests to h. It does not
@@ -82,8 +82,8 @@ func newServer(cfg Config, h Handler, table apiTable) (*Server, error) {
 		pool:    newMemPool(max(cfg.QueuedMaxRequestBytes, 0)),
 		limits:  newConnLimits(&cfg),
 
-		refusedLog: logEvery{interval: logInterval},
-		acceptLog:  logEvery{interval: logInterval},
+		refusedLog: LogThrottle{interval: logInterval},
+		acceptLog:  LogThrottle{interval: logInterval},
 	}, nil
 }
 
@@ -194,12 +194,9 @@ func (s *Server) acceptLoop(ln net.Listener) {
 		}
 		backoff = min(max(2*backoff, 5*time.Millisecond), maxBackoff)
 		s.stats.acceptErrors.Add(1)
-		s.mu.Lock()
-		ok, skipped := s.acceptLog.allow(time.Now())
-		s.mu.Unlock()
-		if ok {
+		if ok, skipped := s.acceptLog.Note(time.Now()); ok {
 			s.log.Warn("wire: accept failed; retrying", slog.Any("err", err), slog.Duration("backoff", backoff),
-				slog.Uint64("not_logged", skipped))
+				slog.Int64("suppressed_since_last", skipped))
 		}
 		select {
 		case <-time.After(backoff):
@@ -221,13 +218,12 @@ func (s *Server) startConn(nc net.Conn) {
 		return
 	}
 	if err := s.limits.admit(c.ip); err != nil {
-		ok, skipped := s.refusedLog.allow(time.Now())
 		s.mu.Unlock()
 		nc.Close()
 		s.stats.refused.Add(1)
-		if ok {
+		if ok, skipped := s.refusedLog.Note(time.Now()); ok {
 			s.log.Warn("wire: refusing connection", slog.String("remote", nc.RemoteAddr().String()), slog.Any("err", err),
-				slog.Uint64("not_logged", skipped))
+				slog.Int64("suppressed_since_last", skipped))
 		}
 		return
 	}

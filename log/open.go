@@ -280,14 +280,17 @@ func (l *Log) endOfSegment(i int) (int64, error) {
 	if err := l.ensureLoaded(seg); err != nil {
 		return 0, err
 	}
-	_, pos := seg.index.lookupOffset(math.MaxInt64)
+	idxOff, pos := seg.index.lookupOffset(math.MaxInt64)
 	cf, err := l.m.files.acquire(seg.logPath, false)
 	if err != nil {
 		return 0, err
 	}
 	defer l.m.files.release(cf)
 	// The end comes from the last batch: check the tail (at most one index
-	// interval) as recovery would, so a damaged header never sets it.
+	// interval) as recovery would, so a damaged header never sets it. Base
+	// offsets lie outside the CRC: the batch at the indexed position must
+	// end where its index entry says, and every batch must fit the
+	// segment's offset range, so a flipped high bit is caught too.
 	chain := l.newOffsetChain(seg)
 	chain.end = math.MaxInt64
 	if pos == 0 && !chain.gaps {
@@ -298,6 +301,14 @@ func (l *Log) endOfSegment(i int) (int64, error) {
 	for p, b, ok := sc.next(); ok; p, b, ok = sc.next() {
 		if _, err := batch.Validate(b); err != nil {
 			return 0, fmt.Errorf("%w: %s at position %d: %w", ErrCorrupt, seg.logPath, p, err)
+		}
+		if p == pos && pos > 0 && batch.LastOffset(b) != idxOff {
+			return 0, fmt.Errorf("%w: %s at position %d: batch ends at %d, its index entry says %d",
+				ErrCorrupt, seg.logPath, p, batch.LastOffset(b), idxOff)
+		}
+		if !seg.fitsOffset(batch.LastOffset(b)) {
+			return 0, fmt.Errorf("%w: %s at position %d: batch offsets [%d, %d] outside a segment based at %d",
+				ErrCorrupt, seg.logPath, p, batch.BaseOffset(b), batch.LastOffset(b), seg.base)
 		}
 		if err := chain.check(p, b); err != nil {
 			return 0, err

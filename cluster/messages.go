@@ -1,6 +1,9 @@
 package cluster
 
-import "github.com/weirmq/weir/cluster/metadata"
+import (
+	"github.com/weirmq/weir/cluster/metadata"
+	"github.com/weirmq/weir/wire"
+)
 
 // Messages of the metadata actor. They never leave the process yet: the
 // replicated cluster adds the raft and registration messages that do.
@@ -20,3 +23,9 @@ type tickMetadata struct{}
 
 // startMetadata begins the start-up sequence once the actor runs.
 type startMetadata struct{}
+
+// describeQuorum asks the metadata actor for the quorum's status
+// (DescribeQuorum); reply runs in the actor.
+type describeQuorum struct {
+	reply func(wire.QuorumStatus)
+}

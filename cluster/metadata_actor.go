@@ -82,6 +82,8 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 		if !a.stall.stalled { // while stalled only the tick retries
 			a.handleReady()
 		}
+	case *describeQuorum:
+		m.reply(quorumStatus(a.q.Status(), a.n.MetadataHealth(), a.n))
 	case *actor.Stopping:
 		a.failAll(fmt.Errorf("%w: node stopping", ErrNodeFailed))
 	}

@@ -66,6 +66,7 @@ var apis = apiTable{
 	{Key: 42, Advertised: VersionRange{0, 2}, Served: VersionRange{0, 2}}, // DeleteGroups, 42_deletegroups.go
 	{Key: 44, Advertised: VersionRange{0, 1}, Served: VersionRange{0, 1}}, // IncrementalAlterConfigs, 44_incrementalalterconfigs.go
 	{Key: 47, Advertised: VersionRange{0, 0}, Served: VersionRange{0, 0}}, // OffsetDelete, 47_offsetdelete.go
+	{Key: 55, Advertised: VersionRange{0, 2}, Served: VersionRange{0, 2}}, // DescribeQuorum, 55_describequorum.go
 	{Key: 60, Advertised: VersionRange{0, 1}, Served: VersionRange{0, 1}}, // DescribeCluster, 60_describecluster.go
 	{Key: 61, Advertised: VersionRange{0, 0}, Served: VersionRange{0, 0}}, // DescribeProducers, 61_describeproducers.go
 }

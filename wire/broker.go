@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"time"
 
 	"github.com/weirmq/weir/actors/group"
 	"github.com/weirmq/weir/actors/partition"
@@ -41,4 +42,45 @@ type Broker interface {
 	// __consumer_offsets partition led here (nil: none are run). The
 	// group APIs (08_offsetcommit.go ... 47_offsetdelete.go) route to them.
 	GroupCoordinators() *group.Coordinators
+	// DescribeQuorum returns the metadata quorum's status as the node's
+	// quorum driver last saw it (55_describequorum.go). It waits for the
+	// metadata actor, at most until ctx ends.
+	DescribeQuorum(ctx context.Context) (QuorumStatus, error)
+}
+
+// QuorumStatus is the metadata quorum as DescribeQuorum reports it.
+// Offsets are the metadata log's (__cluster_metadata-0), exclusive.
+type QuorumStatus struct {
+	// Leader is true when this node leads the quorum; only the leader
+	// answers with the voters' progress.
+	Leader bool
+	// LeaderID is the leader this node knows of, -1 if none.
+	LeaderID int32
+	// LeaderEpoch is the raft term.
+	LeaderEpoch int32
+	// HighWatermark is the offset past the last committed entry.
+	HighWatermark int64
+	// Voters and Observers, in node id order.
+	Voters, Observers []QuorumReplica
+	// Writable is false while the metadata log cannot be written (a
+	// stall, or a quorum stopped for good: Stopped).
+	Writable, Stopped bool
+	// Since is when writes began to fail, Cause what failed them (an
+	// errno's text); both zero while Writable.
+	Since time.Time
+	Cause string
+	// Now is when the status was taken; the leader's own fetch and
+	// caught-up times are Now, as Kafka reports its leader's.
+	Now time.Time
+}
+
+// QuorumReplica is one voter or observer of the metadata quorum.
+type QuorumReplica struct {
+	ID int32
+	// LogEndOffset is how far its log matches the leader's, in the
+	// leader's offsets; -1 if unknown.
+	LogEndOffset int64
+	// LastFetch and LastCaughtUp are when it last fetched and was last
+	// caught up with the leader; zero if unknown.
+	LastFetch, LastCaughtUp time.Time
 }

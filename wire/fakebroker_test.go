@@ -42,6 +42,9 @@ type fakeBroker struct {
 	tickerDone chan struct{}
 	// handler is the BrokerHandler startBroker serves over this broker.
 	handler *BrokerHandler
+	// quorum, if set, is what DescribeQuorum answers; else a writable
+	// single voter at the image's offset.
+	quorum *QuorumStatus
 }
 
 // groupTick is the fake broker's ticker period for the group
@@ -158,6 +161,17 @@ func (b *fakeBroker) close() {
 func (b *fakeBroker) NodeID() int32          { return b.node }
 func (b *fakeBroker) BrokerEpoch() int64     { return b.epoch }
 func (b *fakeBroker) Config() *config.Broker { return b.cfg }
+
+func (b *fakeBroker) DescribeQuorum(context.Context) (QuorumStatus, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.quorum != nil {
+		return *b.quorum, nil
+	}
+	end := b.img.Offset() + 1
+	return QuorumStatus{Leader: true, LeaderID: b.node, LeaderEpoch: 1, HighWatermark: end, Writable: true, Now: time.Now(),
+		Voters: []QuorumReplica{{ID: b.node, LogEndOffset: end}}}, nil
+}
 
 func (b *fakeBroker) Image() *metadata.Image {
 	b.mu.Lock()

@@ -107,6 +107,7 @@ var routes = map[int16]route{
 	42: (*BrokerHandler).handleDeleteGroups,
 	44: (*BrokerHandler).handleIncrementalAlterConfigs,
 	47: (*BrokerHandler).handleOffsetDelete,
+	55: (*BrokerHandler).handleDescribeQuorum,
 	60: (*BrokerHandler).handleDescribeCluster,
 	61: (*BrokerHandler).handleDescribeProducers,
 }

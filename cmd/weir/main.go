@@ -44,6 +44,7 @@ var commands = []command{
 	{"bench", "run a benchmark or load generator: 'weir bench log' appends to logs on disk", runBench},
 	{"topics", "create, list, describe, delete topics and alter their configs on any Kafka-compatible broker", runTopics},
 	{"perf", "load a Kafka-compatible broker as kafka-producer/consumer-perf-test.sh do: 'weir perf produce|consume'", runPerf},
+	{"metadata-quorum", "describe the metadata quorum's --status or --replication, as kafka-metadata-quorum.sh, and whether its log is writable", runMetadataQuorum},
 	{"groups", "list, describe (offsets, lag, members), delete consumer groups and reset their offsets, as kafka-consumer-groups.sh", runGroups},
 }
 

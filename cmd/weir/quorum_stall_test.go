@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -164,12 +165,23 @@ func TestQuorumResumesAfterDiskFull(t *testing.T) {
 	if code != kerr.RequestTimedOut.Code || !strings.Contains(msg, "no space left on device") {
 		t.Fatalf("create on a full disk: %v (%s), want REQUEST_TIMED_OUT naming the cause", kerr.ErrorForCode(code), msg)
 	}
+	// weir metadata-quorum shows it: the status, then not writable, why
+	// and since when, and fails.
+	exit, stdout, stderr := runCmd(t, "metadata-quorum", "describe", "--status", "--brokers", addr)
+	if exit != 1 || !strings.Contains(stdout, "LeaderId:               1\n") ||
+		!regexp.MustCompile(`MetadataLogWritable:    false: The metadata log cannot be written since \S+ \(no space left on device\)`).MatchString(stdout) ||
+		!strings.Contains(stderr, "the metadata log cannot be written") {
+		t.Fatalf("metadata-quorum on a full disk: exit %d\nstdout:\n%s\nstderr:\n%s", exit, stdout, stderr)
+	}
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
 	mark = p.Mark()
 	if _, err := p.WaitForLineAfter(ctx, mark, `metadata quorum writes again`); err != nil {
 		t.Fatal(err)
+	}
+	if out := mustRun(t, "metadata-quorum", "describe", "--status", "--brokers", addr); !strings.Contains(out, "MetadataLogWritable:    true\n") {
+		t.Fatalf("metadata-quorum after space is back:\n%s", out)
 	}
 	mustCreateTopic(ctx, t, cl, "after")
 }

@@ -55,6 +55,8 @@ type Board struct {
 	// answers with (gone.go).
 	stopped atomic.Bool
 	gone    atomic.Int32
+	// mailbox is the actor's mailbox (an actor.Mailbox), for Queued.
+	mailbox atomic.Value
 }
 
 // NeedsTicks reports whether the actor holds something with a deadline
@@ -145,7 +147,11 @@ func Props(system *actor.ActorSystem, cfg ActorConfig) *actor.Props {
 			log:     cfg.Logger.With("partition", cfg.Log.TopicPartition().String()),
 			pending: map[uint64]pendingReply{},
 		}
-	}, actor.WithMailbox(stopped.Mailbox(system, board.answerGone)))
+	}, actor.WithMailbox(func() actor.Mailbox {
+		mb := stopped.Mailbox(system, board.answerGone)()
+		board.mailbox.Store(mb)
+		return mb
+	}))
 }
 
 // Receive dispatches one message. It never blocks on another actor or on
@@ -447,6 +453,14 @@ func (c *Client) Status() Status { return c.board.Status() }
 
 // NeedsTicks reports whether the actor has deadlines to tick (Board.NeedsTicks).
 func (c *Client) NeedsTicks() bool { return c.board.NeedsTicks() }
+
+// Queued returns the number of messages waiting in the actor's mailbox.
+func (c *Client) Queued() int {
+	if mb, ok := c.board.mailbox.Load().(actor.Mailbox); ok {
+		return mb.UserMessageCount()
+	}
+	return 0
+}
 
 // UnknownMessages counts the messages the actor did not understand.
 func (c *Client) UnknownMessages() uint64 { return c.board.UnknownMessages() }

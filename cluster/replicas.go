@@ -32,6 +32,9 @@ type replica struct {
 	overrides map[string]string // the topic configs its log was set up with
 	// leadership last sent to the actor
 	leader, leaderEpoch, partitionEpoch int32
+	// deleted is set when the replica stops because its topic (or
+	// partition) is gone from the image.
+	deleted bool
 }
 
 // replicaSet is the node's partition actors, changed only by the metadata
@@ -92,7 +95,7 @@ func (s *replicaSet) reconcile(img *metadata.Image) {
 			}
 		}
 	}
-	s.removeGone(live)
+	s.removeGone(img, live)
 	for _, t := range img.Topics() {
 		var overrides map[string]string
 		for i := range t.NumPartitions() {
@@ -114,11 +117,16 @@ func (s *replicaSet) reconcile(img *metadata.Image) {
 }
 
 // removeGone stops the replicas that are not live and deletes their logs.
-func (s *replicaSet) removeGone(live map[replicaKey]bool) {
+// Those of topics img no longer holds answer what they still hold
+// UNKNOWN_TOPIC_OR_PARTITION, the others (moved away) NOT_LEADER_OR_FOLLOWER.
+func (s *replicaSet) removeGone(img *metadata.Image, live map[replicaKey]bool) {
 	var gone []*replica
 	s.mu.Lock()
 	for k, r := range s.m {
 		if !live[k] {
+			if _, ok := img.Partition(k.topic, k.index); !ok {
+				r.deleted = true
+			}
 			gone = append(gone, r)
 			delete(s.m, k)
 		}
@@ -204,7 +212,11 @@ func (s *replicaSet) stopReplicas(rs []*replica) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := r.client.Stop(); err != nil {
+			stop := r.client.Stop
+			if r.deleted {
+				stop = r.client.StopDeleted
+			}
+			if err := stop(); err != nil {
 				s.log.Error("stopping partition actor", "partition", r.tp.String(), "err", err)
 			}
 		}()
@@ -290,7 +302,7 @@ func (s *replicaSet) lead(r *replica, p metadata.Partition) {
 		r.client.BecomeLeader(&partition.BecomeLeader{LeaderEpoch: p.LeaderEpoch, ISR: p.ISR})
 		return
 	}
-	s.system.Root.Send(r.client.PID(), &partition.BecomeFollower{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch})
+	r.client.BecomeFollower(&partition.BecomeFollower{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch})
 }
 
 // configs resolves a topic's configs into the log's and the replica's.

@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/weirmq/weir/actors/stopped"
 	"github.com/weirmq/weir/log"
 )
 
@@ -50,6 +51,12 @@ type Board struct {
 	unknown atomic.Uint64
 	timers  atomic.Bool
 	storage storageHealth // storage_health.go
+	// stopped is set once the actor is stopping; gone is the code it then
+	// answers with (gone.go).
+	stopped atomic.Bool
+	gone    atomic.Int32
+	// mailbox is the actor's mailbox (an actor.Mailbox), for Queued.
+	mailbox atomic.Value
 }
 
 // NeedsTicks reports whether the actor holds something with a deadline
@@ -112,7 +119,10 @@ type partitionActor struct {
 	deleting   sync.WaitGroup
 }
 
-// Props returns the props of a partition actor over cfg.Log. Requests
+// Props returns the props of a partition actor over cfg.Log, in system.
+// Its mailbox answers the requests it holds when the actor stops (gone.go);
+// send through Client, which reaches that mailbox even after the stop,
+// rather than through the PID. Requests
 // (*AppendBatches, *ReadRecords) are answered to their sender: send them
 // with Request or RequestFuture (a plain Send gets no answer). The answer
 // to an AppendBatches carries the sender's own ID; the actor owns the
@@ -120,7 +130,7 @@ type partitionActor struct {
 // Leadership comes from outside with *BecomeLeader / *BecomeFollower, time
 // with *Tick (NowMs 0: the actor's clock). A supervisor restart rebuilds
 // the state from the log; requests in flight are then lost.
-func Props(cfg ActorConfig) *actor.Props {
+func Props(system *actor.ActorSystem, cfg ActorConfig) *actor.Props {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -130,13 +140,18 @@ func Props(cfg ActorConfig) *actor.Props {
 	if cfg.Board == nil {
 		cfg.Board = &Board{}
 	}
+	board := cfg.Board
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &partitionActor{
 			cfg: cfg, now: cfg.Now, board: cfg.Board,
 			log:     cfg.Logger.With("partition", cfg.Log.TopicPartition().String()),
 			pending: map[uint64]pendingReply{},
 		}
-	})
+	}, actor.WithMailbox(func() actor.Mailbox {
+		mb := stopped.Mailbox(system, board.answerGone)()
+		board.mailbox.Store(mb)
+		return mb
+	}))
 }
 
 // Receive dispatches one message. It never blocks on another actor or on
@@ -259,9 +274,11 @@ func (a *partitionActor) checkRoll() {
 	}
 }
 
-// onStopping answers every queued or parked request NOT_LEADER_OR_FOLLOWER
-// so no requester waits for its timeout.
+// onStopping answers every parked request NOT_LEADER_OR_FOLLOWER (or the
+// Board's gone code) so no requester waits for its timeout; those still
+// in the mailbox are answered by it (gone.go).
 func (a *partitionActor) onStopping(ctx actor.Context) {
+	a.board.stopped.Store(true)
 	a.answerParkedReads(ctx)
 	defer a.wakeWatches(ctx, false, true)
 	a.answerPendingDeletes(ctx)
@@ -373,6 +390,9 @@ func (a *partitionActor) reply(ctx actor.Context, p pendingReply, res *AppendBat
 	}
 	out := *res
 	out.ID = p.callerID
+	if out.ErrorCode == kerr.NotLeaderForPartition.Code && a.board.stopped.Load() {
+		out.ErrorCode = a.board.goneCode() // waits the stop fails
+	}
 	ctx.Send(p.to, &out)
 }
 
@@ -399,6 +419,10 @@ func (a *partitionActor) publish() {
 type Client struct {
 	system *actor.ActorSystem
 	pid    *actor.PID
+	// proc is the actor's process, kept from the spawn: sends go to its
+	// mailbox even once the actor is gone, where they are answered
+	// (gone.go), never to dead letters.
+	proc   actor.Process
 	board  *Board
 	log    *log.Log
 	logger *slog.Logger // storage state changes seen by reads (storage_health.go)
@@ -411,12 +435,13 @@ func Spawn(system *actor.ActorSystem, cfg ActorConfig) *Client {
 	if cfg.Board == nil {
 		cfg.Board = &Board{}
 	}
-	pid := system.Root.Spawn(Props(cfg))
+	pid := system.Root.Spawn(Props(system, cfg))
+	proc, _ := system.ProcessRegistry.Get(pid)
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Client{system: system, pid: pid, board: cfg.Board, log: cfg.Log,
+	return &Client{system: system, pid: pid, proc: proc, board: cfg.Board, log: cfg.Log,
 		logger: logger.With("partition", cfg.Log.TopicPartition().String())}
 }
 
@@ -429,20 +454,48 @@ func (c *Client) Status() Status { return c.board.Status() }
 // NeedsTicks reports whether the actor has deadlines to tick (Board.NeedsTicks).
 func (c *Client) NeedsTicks() bool { return c.board.NeedsTicks() }
 
+// Queued returns the number of messages waiting in the actor's mailbox.
+func (c *Client) Queued() int {
+	if mb, ok := c.board.mailbox.Load().(actor.Mailbox); ok {
+		return mb.UserMessageCount()
+	}
+	return 0
+}
+
 // UnknownMessages counts the messages the actor did not understand.
 func (c *Client) UnknownMessages() uint64 { return c.board.UnknownMessages() }
 
 // BecomeLeader tells the actor it leads the partition.
-func (c *Client) BecomeLeader(m *BecomeLeader) { c.system.Root.Send(c.pid, m) }
+func (c *Client) BecomeLeader(m *BecomeLeader) { c.send(m) }
+
+// BecomeFollower tells the actor it follows m.Leader.
+func (c *Client) BecomeFollower(m *BecomeFollower) { c.send(m) }
 
 // Reconfigure sends the replica new settings (see Reconfigure).
-func (c *Client) Reconfigure(cfg Config) { c.system.Root.Send(c.pid, &Reconfigure{Config: cfg}) }
+func (c *Client) Reconfigure(cfg Config) { c.send(&Reconfigure{Config: cfg}) }
 
 // Tick sends the clock's reading (0: the actor's own clock).
-func (c *Client) Tick(nowMs int64) { c.system.Root.Send(c.pid, &Tick{NowMs: nowMs}) }
+func (c *Client) Tick(nowMs int64) { c.send(&Tick{NowMs: nowMs}) }
+
+// send posts msg to the actor's mailbox without a sender.
+func (c *Client) send(msg any) { c.proc.SendUserMessage(c.pid, msg) }
+
+// sendFrom posts msg to the actor's mailbox with replyTo as the sender.
+func (c *Client) sendFrom(msg any, replyTo *actor.PID) {
+	c.proc.SendUserMessage(c.pid, &actor.MessageEnvelope{Message: msg, Sender: replyTo})
+}
+
+// StopDeleted stops the actor of a deleted partition: requests parked,
+// queued or sent later are answered UNKNOWN_TOPIC_OR_PARTITION, as Kafka
+// answers for a topic its metadata no longer holds.
+func (c *Client) StopDeleted() error {
+	c.board.gone.Store(int32(kerr.UnknownTopicOrPartition.Code))
+	return c.Stop()
+}
 
 // Stop stops the actor and waits until it has stopped; parked requests are
-// answered NOT_LEADER_OR_FOLLOWER first.
+// answered NOT_LEADER_OR_FOLLOWER first (see StopDeleted), and those still
+// queued or sent later are answered so too by its mailbox.
 func (c *Client) Stop() error {
 	if err := c.system.Root.StopFuture(c.pid).Wait(); err != nil {
 		return fmt.Errorf("partition: stopping %s: %w", c.pid, err)
@@ -494,7 +547,9 @@ func (c *Client) request(ctx context.Context, msg any) (any, error) {
 			return nil, context.DeadlineExceeded
 		}
 	}
-	return c.system.Root.RequestFuture(c.pid, msg, timeout).Result()
+	f := actor.NewFuture(c.system, timeout)
+	c.sendFrom(msg, f.PID())
+	return f.Result()
 }
 
 // parkedRead is a long-poll read waiting for data or its deadline.

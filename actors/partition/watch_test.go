@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/weirmq/weir/log"
@@ -92,7 +91,8 @@ func TestActorAsyncRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.c.SendAppend(&AppendBatches{ID: 11, Records: plain(t, 1), Acks: 1}, in.PID())
-	if m, ok := next(t, in).(*actor.DeadLetterResponse); !ok {
+	// The stopped actor's mailbox answers (gone.go), with the request's ID.
+	if m, ok := next(t, in).(*AppendBatchesResult); !ok || m.ID != 11 || m.ErrorCode != kerr.NotLeaderForPartition.Code {
 		t.Fatalf("append to a stopped actor: %T %+v", m, m)
 	}
 	if err := e.m.Close(); err != nil {

@@ -2,17 +2,14 @@ package cluster
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/weirmq/weir/cluster/config"
 	"github.com/weirmq/weir/cluster/quorum"
 	"github.com/weirmq/weir/log"
 )
@@ -47,24 +44,7 @@ func TestDescribeQuorumWhileWritesStall(t *testing.T) {
 	mem := log.NewMemFS()
 	full := &diskFull{}
 	mem.SetFaults(full.hook)
-	b := config.NewBroker()
-	for k, v := range map[string]string{"log.dirs": "/data", "listeners": "PLAINTEXT://127.0.0.1:0"} {
-		if err := b.Override(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := NewConfig(b)
-	cfg.Listener, cfg.FS = ln, mem
-	sys := actor.NewActorSystem()
-	n, err := StartNode(sys, cfg)
-	if err != nil {
-		sys.Shutdown()
-		t.Fatal(err)
-	}
+	n, sys := startTestNode(t, map[string]string{"log.dirs": "/data", "listeners": "PLAINTEXT://127.0.0.1:0"}, mem)
 	defer stopNode(t, n, sys)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr().String()))
 	if err != nil {

@@ -32,6 +32,12 @@ func testNode(t *testing.T, dir string, props map[string]string) (*Node, *actor.
 // discarded.
 func startTestNode(t *testing.T, props map[string]string, fsys log.FS) (*Node, *actor.ActorSystem) {
 	t.Helper()
+	return startTestNodeLogging(t, props, fsys, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// startTestNodeLogging is startTestNode with the node logging to logger.
+func startTestNodeLogging(t *testing.T, props map[string]string, fsys log.FS, logger *slog.Logger) (*Node, *actor.ActorSystem) {
+	t.Helper()
 	b := config.NewBroker()
 	for k, v := range props {
 		if err := b.Override(k, v); err != nil {
@@ -45,7 +51,7 @@ func startTestNode(t *testing.T, props map[string]string, fsys log.FS) (*Node, *
 	cfg := NewConfig(b)
 	cfg.Listener = ln
 	cfg.FS = fsys
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Logger = logger
 	system := actor.NewActorSystem()
 	n, err := StartNode(system, cfg)
 	if err != nil {

@@ -5,19 +5,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/weirmq/weir/cluster/config"
 	"github.com/weirmq/weir/log"
 )
 
@@ -102,26 +99,8 @@ func TestMetadataWritesResumeAfterDiskFull(t *testing.T) {
 	mem := log.NewMemFS()
 	full := &diskFull{}
 	mem.SetFaults(full.hook)
-	b := config.NewBroker()
-	for k, v := range map[string]string{"log.dirs": "/data", "listeners": "PLAINTEXT://127.0.0.1:0"} {
-		if err := b.Override(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := &lockedBuffer{}
-	cfg := NewConfig(b)
-	cfg.Listener, cfg.FS = ln, mem
-	cfg.Logger = slog.New(slog.NewTextHandler(out, nil))
-	sys := actor.NewActorSystem()
-	n, err := StartNode(sys, cfg)
-	if err != nil {
-		sys.Shutdown()
-		t.Fatal(err)
-	}
+	n, sys := startTestNodeLogging(t, map[string]string{"log.dirs": "/data", "listeners": "PLAINTEXT://127.0.0.1:0"}, mem, slog.New(slog.NewTextHandler(out, nil)))
 	defer stopNode(t, n, sys)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr().String()))
 	if err != nil {

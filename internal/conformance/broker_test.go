@@ -26,8 +26,8 @@ const (
 	brokerKfake = "kfake"
 )
 
-// stopTimeout bounds a clean shutdown after SIGTERM; the issue asks for
-// "within seconds".
+// stopTimeout bounds a clean shutdown after SIGTERM, which must take
+// seconds, not minutes.
 const stopTimeout = 15 * time.Second
 
 // broker is the broker under test: one node on a loopback port with its

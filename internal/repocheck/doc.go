@@ -13,4 +13,11 @@
 //
 // Check holds the rules and takes the files to check, so the test runs
 // them both on the repository and on small trees that must fail.
+//
+// Two more tests hold docs to the code they describe: the flags of
+// `weir serve --help` that set a Kafka config are the config table's
+// Entry.Flag and appear in docs/configs.md
+// (TestServeFlagsAreInTheConfigTable), and the version ranges of
+// docs/clients.md rule 11 are those of wire's API table
+// (TestClientsRangesMatchAPITable).
 package repocheck

@@ -11,8 +11,6 @@ import (
 	"github.com/weirmq/weir/internal/harness"
 )
 
-func TestMain(m *testing.M) { harness.Main(m) }
-
 // flagLine is one flag in `weir serve --help`: its name (one or two
 // dashes); usageConfig the broker config its usage names first in
 // parentheses, as "(advertised.listeners; default ...)".

@@ -4,7 +4,7 @@ import "github.com/weirmq/weir/cluster/metadata"
 
 // electionRecords returns the records that make node, registered with
 // epoch, the leader of every leaderless partition whose ISR holds it: the
-// proposals a replica makes for itself (ARCHITECTURE.md, "Leader
+// proposals a replica makes for itself (docs/DESIGN.md "Leader
 // election"). Records that would not apply (a stale partition epoch, a
 // fenced broker) are left out; the caller proposes the rest as one batch.
 // The batch stops at the bounds of one operation (metadata.OpBudget): the

@@ -45,12 +45,13 @@ func TestBadInputFailedAppendLeavesNothing(t *testing.T) {
 	}
 }
 
-// The tests below feed the log each kind of bad input the storage issue
-// lists (a corrupt CRC, a length that runs past the buffer or the file, a
-// magic other than 2, an index pointing past its segment, a missing
-// directory, a permission error) and check that the error wraps its
-// sentinel and names the path and position, that nothing bad is written or
-// served, that the log works again afterwards, and that nothing panics.
+// The tests below feed the log each kind of bad input it must survive (a
+// corrupt CRC, a length that runs past the buffer or the file, a magic
+// other than 2, an index pointing past its segment, a missing directory, a
+// permission error) and check that the error wraps its sentinel and names
+// the path and position, that nothing bad is written or served, that the
+// log works again afterwards, and that nothing panics (docs/DESIGN.md "Bad
+// input").
 
 // biTP is the partition biEnv opens, as plOpen does.
 var biTP = TopicPartition{"cut", 0}

@@ -35,10 +35,11 @@ const (
 	// kernel's writeback thresholds and are dropped with the file, so neither
 	// side is throttled by the disk, and a run writes little to it.
 	benchRecycleBytes = 256 << 20
-	// benchSyncEvery is the plain file's fdatasync interval, the issue's
-	// group-commit reference.
+	// benchSyncEvery is the plain file's fdatasync interval: the reference
+	// that group commit's goal is set against (docs/benchmarks.md).
 	benchSyncEvery = 1 << 20
-	// Group commit: appenders over partitions, as the issue sets them.
+	// Group commit: appenders over partitions, as docs/benchmarks.md
+	// describes the measurement.
 	benchAppenders  = 64
 	benchPartitions = 16
 	// benchReadSize is the log (and plain file) size read through.
@@ -220,8 +221,8 @@ func benchAppendGroupCommit(b *testing.B, s benchShape) {
 // files with os.File.Write (write(2)), sequentially, in the same chunk sizes.
 //
 //	write: one file, no fsync, recycled every 256 MiB like the no-fsync log.
-//	fdatasync=1MiB: one file, fdatasync after each MiB written (the issue's
-//	  group-commit reference).
+//	fdatasync=1MiB: one file, fdatasync after each MiB written (group
+//	  commit's reference in docs/benchmarks.md).
 //	groupsync=16files: group commit's own pattern with no log around it:
 //	  each round writes 64 chunks round-robin over 16 files, then one
 //	  goroutine fdatasyncs the 16 files, one after another.

@@ -4,7 +4,7 @@ package wire
 //
 // v0-2 (message formats v0/v1) are advertised only because librdkafka <
 // 2.11.1 compresses only when the Produce range includes v0
-// (kafka-wire.md rule 1, KAFKA-18659); they are answered
+// (docs/clients.md rule 1, KAFKA-18659); they are answered
 // UNSUPPORTED_VERSION per partition by the row's Unserved hook. v3 message
 // format v2 only, exactly one batch per partition, transactional id (KIP-98).
 // v4 may answer KAFKA_STORAGE_ERROR (older versions get
@@ -18,7 +18,8 @@ package wire
 // Handle sends every partition's AppendBatches to its partition actor in
 // request order (pipelined idempotent produces on one connection reach the
 // actor in order) and the Defer waits for the answers. acks=0 gets no
-// response on success and a closed connection on any error (rule 7).
+// response on success and a closed connection on any error
+// (docs/clients.md rule 7).
 // Internal topics (__consumer_offsets) get INVALID_TOPIC_EXCEPTION, as in
 // Kafka: only their coordinators write there.
 
@@ -43,7 +44,7 @@ import (
 // ticks), so this only fires when something is broken.
 const produceBackstop = 30 * time.Second
 
-// errProduceFailed closes an acks=0 connection (rule 7).
+// errProduceFailed closes an acks=0 connection (docs/clients.md rule 7).
 var errProduceFailed = errors.New("wire: acks=0 produce failed")
 
 // unservedProduce answers Produce v0-2: UNSUPPORTED_VERSION on every

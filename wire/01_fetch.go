@@ -11,7 +11,7 @@ package wire
 // the node's fetch session cache actor (actors/fetchsession) unless it is
 // sessionless (0, -1), and FETCH_SESSION_ID_NOT_FOUND /
 // INVALID_FETCH_SESSION_EPOCH go only to requests with a session id != 0
-// or an epoch >= 0 (rule 6). v9 current_leader_epoch (KIP-320):
+// or an epoch >= 0 (docs/clients.md rule 6). v9 current_leader_epoch (KIP-320):
 // FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, -1 means no check. v10 zstd
 // (KIP-110). v11 rack id and preferred_read_replica (KIP-392; always -1).
 // v12 flexible (KIP-482), last_fetched_epoch and diverging_epoch (KIP-595;
@@ -24,10 +24,10 @@ package wire
 // first partition with data; every later partition reads at most what is
 // left, and nothing when its first batch does not fit. No read takes more
 // from a segment than its limit (or that first batch). Records are never
-// null (rule 8). A fetch that finds fewer than min_bytes parks one
+// null (docs/clients.md rule 8). A fetch that finds fewer than min_bytes parks one
 // WatchHighWatermark in every partition actor it reads and waits, in its
 // Defer goroutine, for the first to fire or for max_wait; it then reads
-// again. Nothing polls. LEADER_NOT_AVAILABLE is never sent (rule 6).
+// again. Nothing polls. LEADER_NOT_AVAILABLE is never sent (docs/clients.md rule 6).
 // replica_id is not acted on yet: followers read like consumers.
 
 import (

@@ -2,8 +2,8 @@ package wire
 
 // OffsetCommit (key 8), versions 2-9.
 //
-// v2-4 carry a retention time, ignored (kafka-wire.md §1: offsets expire
-// by offsets.retention.minutes, KIP-211). v3 throttle time. v5 drops the
+// v2-4 carry a retention time, ignored (docs/clients.md rule 19: offsets
+// expire by offsets.retention.minutes, KIP-211). v3 throttle time. v5 drops the
 // retention time. v6 committed leader epoch (KIP-320). v7
 // group_instance_id (KIP-345). v8 flexible (KIP-482). v9 is KIP-848's,
 // served as v8 for classic groups. v10 (topic ids) is not served.

@@ -11,7 +11,7 @@ package wire
 // (KIP-848) and v10 (topic ids) are not served.
 //
 // A partition without a commit answers offset -1, leader epoch -1 and
-// metadata "" (never null: kafka-wire.md rule 8). In v0-1, which have no
+// metadata "" (never null: docs/clients.md rule 8). In v0-1, which have no
 // top-level error, a group error is put on every requested partition.
 
 import (

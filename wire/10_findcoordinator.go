@@ -3,7 +3,7 @@ package wire
 // FindCoordinator (key 10), versions 0-4.
 //
 // v0 has a group key only; librdkafka 2.0.2 starts consumer groups (and
-// enables lz4 with the Produce gate, kafka-wire.md rule 2) only when v0 is
+// enables lz4 beside the Produce gate, docs/clients.md rule 2) only when v0 is
 // advertised, and kafka-go always sends v0. v1 key_type (0 group, 1
 // transactional id, KIP-98), error_message and throttle time. v2 same. v3
 // flexible (KIP-482). v4 batched coordinator_keys answered per key in

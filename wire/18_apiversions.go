@@ -19,11 +19,11 @@ import (
 //     request as v0 and never parses its body); clients retry with a version
 //     from that range (librdkafka with v0, kgo with the maximum).
 //   - KIP-584 (v3 tags): supported and finalized features; weir finalizes
-//     none (kafka-wire.md rule 9), so both stay empty and the finalized
+//     none (docs/clients.md rule 9), so both stay empty and the finalized
 //     epoch is -1.
 //   - KIP-1022 (v4): feature ranges may include 0; same body as v3.
 //
-// The response header is always v0, even for v3+ (kafka-wire.md rule 3); the
+// The response header is always v0, even for v3+ (docs/clients.md rule 3); the
 // connection is never closed over ApiVersions, except for a body that a
 // served version cannot decode.
 

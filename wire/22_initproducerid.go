@@ -3,7 +3,7 @@ package wire
 // InitProducerId (key 22), versions 0-4.
 //
 // v0 is KIP-98 (librdkafka 2.0.2 requires v0 to be advertised before it
-// enables idempotence: kafka-wire.md rule 2). v1 throttle time. v2
+// enables idempotence: docs/clients.md rule 2). v1 throttle time. v2
 // flexible (KIP-482). v3 producer_id/producer_epoch for KIP-360 recovery.
 // v4 PRODUCER_FENCED (KIP-588). v5 (KIP-890) and v6 (2PC) are not served.
 //

@@ -25,7 +25,7 @@ type API struct {
 	// Served is the range really decoded and answered by wire or the
 	// Handler; it lies inside Advertised. Produce is the one API whose
 	// ranges differ: librdkafka < 2.11.1 needs v0 advertised before it
-	// compresses, but only v3+ is served (kafka-wire.md, rule 1).
+	// compresses, but only v3+ is served (docs/clients.md rule 1).
 	Served VersionRange
 	// Unserved answers a decoded request whose version is advertised but not
 	// served; the Handler never sees it. Nil closes the connection.
@@ -35,7 +35,8 @@ type API struct {
 // apis is the one table of served APIs, in key order. Adding a row (and the
 // NN_name.go file that documents and serves it) is all it takes to
 // advertise an API: ApiVersions reads this table, and the server routes by
-// it. Ranges follow kafka-wire.md §1; every advertised version must work.
+// it. Ranges follow docs/clients.md rule 11; every advertised version must
+// work (rule 4).
 var apis = apiTable{
 	// Produce (00_produce.go): v0-2 advertised for librdkafka, answered
 	// UNSUPPORTED_VERSION.
@@ -46,7 +47,7 @@ var apis = apiTable{
 	{Key: 3, Advertised: VersionRange{0, 12}, Served: VersionRange{0, 12}}, // Metadata, 03_metadata.go
 	{Key: 8, Advertised: VersionRange{2, 9}, Served: VersionRange{2, 9}},   // OffsetCommit, 08_offsetcommit.go
 	{Key: 9, Advertised: VersionRange{1, 8}, Served: VersionRange{1, 8}},   // OffsetFetch, 09_offsetfetch.go
-	// FindCoordinator (10_findcoordinator.go): v0 for librdkafka (rule 2).
+	// FindCoordinator (10_findcoordinator.go): v0 for librdkafka (docs/clients.md rule 2).
 	{Key: 10, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}},
 	{Key: 11, Advertised: VersionRange{0, 9}, Served: VersionRange{0, 9}}, // JoinGroup, 11_joingroup.go
 	{Key: 12, Advertised: VersionRange{0, 4}, Served: VersionRange{0, 4}}, // Heartbeat, 12_heartbeat.go

@@ -60,7 +60,7 @@ func TestApiVersionsListsEveryRowOfALargerTable(t *testing.T) {
 
 // An unsupported ApiVersions version gets a v0 body with
 // UNSUPPORTED_VERSION and ApiVersions' own range, a v0 response header,
-// and the connection stays open (kafka-wire.md rule 3).
+// and the connection stays open (docs/clients.md rule 3).
 func TestApiVersionsUnsupportedVersionGetsV0Error(t *testing.T) {
 	s, logs := startServer(t, DefaultConfig(), metadataHandler(), apis)
 	c := dial(t, s)

@@ -9,7 +9,7 @@ import (
 )
 
 // Each bad input closes its own connection with exactly one Warn line and
-// leaves other connections working (issue 3's "Bad input", wire part).
+// leaves other connections working (docs/DESIGN.md "Bad input", wire part).
 func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 	sizeOnly := func(n int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
 	// A Metadata v1 frame whose header is fine but whose body announces 9

@@ -28,7 +28,7 @@
 //  3. Answer every request exactly once: Reply with a kmsg response of the
 //     request's key (wire sets its version to the request's; fill every
 //     field the version has, empty rather than null where Kafka puts empty:
-//     kafka-wire.md rule 8); NoResponse only for an acks=0 Produce that
+//     docs/clients.md rule 8); NoResponse only for an acks=0 Produce that
 //     succeeded; CloseConnection for an acks=0 Produce that failed (rule 7)
 //     and wherever Kafka itself closes. Anything else (a panic, the zero
 //     Response, a reply of another key, NoResponse where a reply is due)
@@ -36,7 +36,7 @@
 //     contract. Responses go out in request order whatever order they
 //     complete in, and an acks=0 Produce keeps its place (rule 10).
 //  4. Map internal errors with ErrorFor / ErrorCode, and only send codes
-//     the request's version can express (kafka-wire.md §3.2).
+//     the request's version can express (docs/clients.md rule 12).
 //  5. Honour ctx: it is canceled when the connection or the server closes,
 //     and Handle and every deferred function must then return promptly;
 //     Close waits for them.
@@ -55,5 +55,5 @@
 // range, or a body kmsg cannot decode closes that connection with one log
 // line and touches no other connection. An ApiVersions request of any
 // version gets an answer (UNSUPPORTED_VERSION in a v0 body for a version
-// not served, kafka-wire.md rule 3).
+// not served, docs/clients.md rule 3).
 package wire

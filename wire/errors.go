@@ -55,7 +55,7 @@ var errorTable = []errorRow{
 	{log.ErrCorrupt, kerr.KafkaStorageError},
 	// The log is closed: the replica is going away (shutdown, deletion,
 	// reassignment). NOT_LEADER_OR_FOLLOWER sends clients to the metadata
-	// for the partition's new home (kafka-wire.md rule 6).
+	// for the partition's new home (docs/clients.md rule 6).
 	{log.ErrClosed, kerr.NotLeaderForPartition},
 	// A batch larger than segment.bytes: Kafka's RecordBatchTooLarge,
 	// RECORD_LIST_TOO_LARGE (18). (A batch over message.max.bytes is

@@ -403,7 +403,7 @@ func TestProduceTimestampBounds(t *testing.T) {
 	}
 }
 
-// An acks=0 produce that fails closes its connection (rule 7) and appends
+// An acks=0 produce that fails closes its connection (docs/clients.md rule 7) and appends
 // nothing; other connections carry on.
 func TestProduceAcksZeroErrorClosesConnection(t *testing.T) {
 	s, b := startBroker(t, nil)

@@ -170,8 +170,8 @@ func (c *Cache) Remove(id int32) bool {
 //   - (0, 0) and (X, 0): close X if X != 0, then a full fetch that creates
 //     a session in Respond if a slot is free or can be freed.
 //   - (0, <-1): sessionless full fetch: session errors go only to
-//     requests with a session id != 0 or an epoch >= 0 (kafka-wire.md
-//     rule 6).
+//     requests with a session id != 0 or an epoch >= 0
+//     (docs/clients.md rule 6).
 //   - otherwise incremental: an unknown id gets FETCH_SESSION_ID_NOT_FOUND
 //     (70), an epoch other than the session's expected one
 //     INVALID_FETCH_SESSION_EPOCH (71); on success the partitions and

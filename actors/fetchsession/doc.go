@@ -87,7 +87,7 @@
 //  7. Assemble the FetchResponse: top-level error code, SessionID, then
 //     Response.Partitions grouped by topic in order, empty (never null)
 //     records for error
-//     partitions (kafka-wire.md rule 8), aborted transactions for
+//     partitions (docs/clients.md rule 8), aborted transactions for
 //     READ_COMMITTED. Write it in the connection's request order.
 //  8. Close every session when the node shuts down (Client.Stop; with
 //     Cache: Remove); there is nothing to persist: clients recover from

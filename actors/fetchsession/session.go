@@ -50,7 +50,7 @@ type PartitionResult struct {
 	LogStartOffset   int64
 	// Records is the partition's record data; opaque to the session, which
 	// only checks whether it is empty. Never nil in a response for an error
-	// partition (kafka-wire.md rule 8); the caller sets it.
+	// partition (docs/clients.md rule 8); the caller sets it.
 	Records []byte
 	// PreferredReadReplica is -1 when there is none.
 	PreferredReadReplica int32

@@ -98,8 +98,8 @@ func (t *Slots) Used(id int32, size int, nowMs int64) {
 // the session the request closed (0 if none):
 //
 //   - (0, -1), (0, < -1): KindSessionless (session errors go only to
-//     requests with a session id != 0 or an epoch >= 0, kafka-wire.md
-//     rule 6).
+//     requests with a session id != 0 or an epoch >= 0,
+//     docs/clients.md rule 6).
 //   - (X, -1): close X, KindSessionless.
 //   - (0, 0) and (X, 0): close X if X != 0, then KindFull: a session is
 //     created by Create when the response is built, if a slot can be had.

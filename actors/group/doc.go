@@ -61,7 +61,7 @@
 // partition count)) (nil: NOT_COORDINATOR), validates the group id, and
 // sends Routes from one goroutine in request order with an Inbox as the
 // sender; a *actor.DeadLetterResponse means the coordinator stopped
-// (NOT_COORDINATOR). The leader lease (ARCHITECTURE.md) is not checked yet.
+// (NOT_COORDINATOR). The leader lease (docs/DESIGN.md "Leader lease") is not checked yet.
 //
 // # The caller's duties
 //

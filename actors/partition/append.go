@@ -234,7 +234,7 @@ func appendErrorCode(err error) int16 {
 }
 
 // Offsets of the record batch v2 header fields that LogAppendTime changes
-// (kafka-wire.md section 2.1).
+// (docs/clients.md rule 13).
 const (
 	attributesAt   = 21
 	maxTimestampAt = 35

@@ -53,12 +53,12 @@ type Config struct {
 	IdleSettle time.Duration
 	// Linger, BatchBytes and MaxInFlight are the producer's linger.ms,
 	// batch size bound and produce requests in flight per broker, the
-	// peers' setup of the issue. Defaults 5 ms, 1 MiB, 5.
+	// setup the goals were set with. Defaults 5 ms, 1 MiB, 5.
 	Linger      time.Duration
 	BatchBytes  int32
 	MaxInFlight int
 	// Compression is the producers' batch codec. Default none, the
-	// issue's setup; a codec shows the cost of the leader's check of
+	// goals' setup; a codec shows the cost of the leader's check of
 	// compressed batches (the values are one random 26-letter string per
 	// run, so batches compress far: the check decompresses much per byte).
 	Compression perf.Compression

@@ -1,5 +1,5 @@
 // Package brokerbench is `weir bench broker`: the broker benchmarks of
-// issue 3, weir beside franz-go's kfake measured in the same run.
+// docs/benchmarks.md, weir beside franz-go's kfake measured in the same run.
 //
 // One run repeats, Config.Reps times, five measurements, each on fresh
 // brokers with fresh data directories:
@@ -13,8 +13,8 @@
 //	(e) 100-byte records at acks=1, in records per second.
 //	(f) the RSS of `weir serve` idle, then with 1,000 idle partitions.
 //
-// Every producer is bench/perf's franz-go producer with the peers' setup
-// of the issue: one partition, linger 5 ms, 1 MiB batches, five produce
+// Every producer is bench/perf's franz-go producer with the setup the
+// goals were set with: one partition, linger 5 ms, 1 MiB batches, five produce
 // requests in flight. `weir serve` runs as a child process in its own
 // process group (killed at the end of its measurement); kfake runs in this
 // process on a loopback port, so it shares the client's CPUs and garbage

@@ -9,13 +9,13 @@ import (
 )
 
 // Measure names one measurement of a repetition, by its letter in the
-// issue's list of goals.
+// list of goals (docs/benchmarks.md, "Broker").
 type Measure string
 
 // The measurements of a repetition, each on a fresh broker per target.
 const (
 	// Throughput: 1 KiB records at acks=1 without fsync, then the same
-	// records consumed back (the goals a and d).
+	// records consumed back (goals a and d).
 	Throughput Measure = "a"
 	// Fsync: 1 KiB records at acks=1 under an fsync policy (goal b).
 	Fsync Measure = "b"

@@ -22,7 +22,7 @@ const (
 // row is one line of the summary table: a weir figure beside its
 // reference from the same run.
 type row struct {
-	goal     string // the letter
+	goal     string // the goal's letter, as in docs/benchmarks.md
 	label    string
 	weir     Key
 	ref      Key

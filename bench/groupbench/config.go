@@ -49,8 +49,8 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// DefaultConfig returns the benchmark: 100 groups of 10
-// partitions, 100 members, three repetitions.
+// DefaultConfig returns the benchmark the goals were set for: 100 groups
+// of 10 partitions, 100 members, three repetitions.
 func DefaultConfig() Config {
 	return Config{
 		Reps:                  3,

@@ -1,5 +1,5 @@
 // Package groupbench is `weir bench groups`: the consumer group benchmarks
-// of issue 4, `weir serve` beside franz-go's kfake in the same run.
+// of docs/benchmarks.md, `weir serve` beside franz-go's kfake in the same run.
 //
 // Each repetition measures, on fresh brokers with fresh data directories,
 // weir and kfake one after the other (in alternating order from one
@@ -20,7 +20,7 @@
 //	    every Config.PollInterval. The broker's
 //	    group.initial.rebalance.delay.ms (weir: 3 s by default; kfake has
 //	    none) is part of that time; the report also gives the time after
-//	    it, which the issue's goal (under 1 s) is about.
+//	    it, which the goal (under 1 s) is about.
 //
 // `weir serve` runs as a child process in its own process group; kfake
 // runs in this process, sharing the clients' CPUs. The report

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Goals of issue 4.
+// Goals of the consumer group benchmarks (docs/benchmarks.md).
 const (
 	goalCommitsPerSecond = 10000
 	goalRebalanceAfter   = time.Second
@@ -40,8 +40,8 @@ func (r *Result) figure(t Target, f func(Measurement) float64) (float64, bool) {
 }
 
 // WriteMarkdown writes the report: one table row per figure with the
-// medians of weir and kfake, their ratio, and the goal where the issue
-// sets one.
+// medians of weir and kfake, their ratio, and the goal where there is
+// one.
 func (r *Result) WriteMarkdown(w io.Writer) error {
 	c := r.Config
 	var b strings.Builder

@@ -5,7 +5,7 @@
 //
 // Every config is spelled, typed and defaulted as in Apache Kafka, except the
 // few defaults where weir departs on purpose (see the table and
-// ARCHITECTURE.md "Defaults"). A topic config names its broker-level
+// docs/DESIGN.md "Defaults"). A topic config names its broker-level
 // synonyms in Kafka's order; the effective value of a topic config is, first
 // to last:
 //

@@ -16,10 +16,9 @@ func Markdown() string {
 	sb.WriteString("     Regenerate: go test ./cluster/config -run TestDocs -update -->\n\n")
 	sb.WriteString("Every config is spelled, typed and defaulted as in Apache Kafka, except where the\n")
 	sb.WriteString("Default column notes weir's departure. Broker configs are set in a `server.properties`\n")
-	sb.WriteString("file (`weir serve --config FILE`); the flags `--data` (`log.dirs`), `--listen`\n")
-	sb.WriteString("(`listeners`) and `--node-id` (`node.id`) override it. A topic config is set per topic\n")
-	sb.WriteString("(CreateTopics, AlterConfigs); unset, it takes its first configured broker synonym, then\n")
-	sb.WriteString("the first synonym's default.\n\n")
+	sb.WriteString("file (`weir serve --config FILE`); these flags override it:\n" + flagList() + ".\n")
+	sb.WriteString("A topic config is set per topic (CreateTopics, AlterConfigs); unset, it takes its first\n")
+	sb.WriteString("configured broker synonym, then the first synonym's default.\n\n")
 	sb.WriteString("## Topic configs\n\n")
 	sb.WriteString("All are dynamic (alterable per topic).\n\n")
 	writeRows(&sb, topicTable, true)
@@ -42,8 +41,31 @@ func writeRows(sb *strings.Builder, rows []Entry, synonyms bool) {
 		if synonyms {
 			fmt.Fprintf(sb, " %s |", docSynonyms(e))
 		}
-		fmt.Fprintf(sb, " %s |\n", e.Doc)
+		fmt.Fprintf(sb, " %s |\n", docDoc(e))
 	}
+}
+
+// flagList names every `weir serve` flag of the broker table with the
+// config it sets: "`--advertise` (`advertised.listeners`), ... and
+// `--node-id` (`node.id`)".
+func flagList() string {
+	var flags []string
+	for _, e := range brokerTable {
+		if e.Flag != "" {
+			flags = append(flags, fmt.Sprintf("`--%s` (`%s`)", e.Flag, e.Name))
+		}
+	}
+	if len(flags) < 2 {
+		return strings.Join(flags, "")
+	}
+	return strings.Join(flags[:len(flags)-1], ", ") + " and " + flags[len(flags)-1]
+}
+
+func docDoc(e Entry) string {
+	if e.Flag == "" {
+		return e.Doc
+	}
+	return e.Doc + " Flag: `weir serve --" + e.Flag + "`."
 }
 
 func docDefault(e Entry) string {

@@ -74,7 +74,8 @@ func parse(r io.Reader, name string) (*Broker, error) {
 }
 
 // Override sets a broker config as a command-line flag does, over any value
-// from the file (--data is log.dirs, --listen listeners, --node-id node.id).
+// from the file (--data is log.dirs, --listen listeners, --advertise
+// advertised.listeners, --node-id node.id: the table's Entry.Flag).
 func (b *Broker) Override(name, value string) error {
 	if err := b.setValue(name, value, "override"); err != nil {
 		return fmt.Errorf("override: %w", err)

@@ -115,6 +115,9 @@ type Entry struct {
 	// Departs is weir's reason for departing from Kafka's default, naming
 	// Kafka's default; empty when the default is Kafka's.
 	Departs string
+	// Flag is the `weir serve` flag (without its dashes) that sets this
+	// broker config over the server.properties file; empty for none.
+	Flag string
 }
 
 // null marks a default as Kafka's null in the table literals below.
@@ -144,6 +147,12 @@ func broker(name string, t Type, def string, v Validator, doc string) Entry {
 
 func departs(e Entry, why string) Entry {
 	e.Departs = why
+	return e
+}
+
+// withFlag names the `weir serve` flag that overrides e.
+func withFlag(e Entry, flag string) Entry {
+	e.Flag = flag
 	return e
 }
 
@@ -220,15 +229,16 @@ var topicTable = []Entry{
 
 // brokerTable is every broker config weir serves, sorted by name.
 var brokerTable = []Entry{
-	broker("advertised.listeners", TypeString, null, Validator{},
-		"The listeners clients are told to connect to (Metadata); unset means listeners."),
+	withFlag(broker("advertised.listeners", TypeString, null, Validator{},
+		"The listeners clients are told to connect to (Metadata), as comma-separated NAME://host:port; unset means listeners. A wildcard host (0.0.0.0, ::) or port 0 is replaced by the address bound, and a wildcard bind advertises 127.0.0.1."),
+		"advertise"),
 	broker("auto.create.topics.enable", TypeBoolean, "true", Validator{},
 		"Create a topic when a client asks for its metadata or produces to it."),
 	departs(broker("broker.heartbeat.interval.ms", TypeInt, "250", atLeast("1"),
-		"How often a broker heartbeats the controller (ms)."),
+		"How often a broker heartbeats the controller (ms). A single node has no controller to heartbeat; read from the replicated cluster on."),
 		"Kafka: 2000; weir detects a dead broker within a second"),
 	departs(broker("broker.session.timeout.ms", TypeInt, "1500", atLeast("1"),
-		"A broker with no heartbeat for this long is fenced, and a leader stops acknowledging writes once its lease is this old (ms)."),
+		"A broker with no heartbeat for this long is fenced, and a leader stops acknowledging writes once its lease is this old (ms). A single node has no heartbeats or lease; read from the replicated cluster on."),
 		"Kafka: 9000; weir fails over in well under a second"),
 	broker("compression.type", TypeString, "producer", oneOf(compressionTypes...),
 		"Default for the topic config compression.type."),
@@ -257,8 +267,9 @@ var brokerTable = []Entry{
 		"The listener brokers use between themselves; weir's nodes talk over protoactor remote, so it is accepted and unused."),
 	broker("listener.security.protocol.map", TypeString, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", Validator{},
 		"Each listener name's security protocol, as NAME:PROTOCOL pairs; weir serves PLAINTEXT listeners only."),
-	broker("listeners", TypeString, "PLAINTEXT://127.0.0.1:9092", Validator{},
+	withFlag(broker("listeners", TypeString, "PLAINTEXT://127.0.0.1:9092", Validator{},
 		"The Kafka listeners to bind, as comma-separated NAME://host:port; weir serves exactly one (controller listeners aside)."),
+		"listen"),
 	broker("log.cleaner.backoff.ms", TypeLong, "15000", atLeast("0"),
 		"How long the cleaner sleeps when no log needs cleaning (ms)."),
 	broker("log.cleaner.dedupe.buffer.size", TypeLong, "134217728", Validator{},
@@ -273,9 +284,10 @@ var brokerTable = []Entry{
 		"Default for the topic config min.compaction.lag.ms."),
 	broker("log.cleanup.policy", TypeList, "delete", oneOf("compact", "delete"),
 		"Default for the topic config cleanup.policy."),
-	departs(broker("log.dirs", TypeString, "./weir-data", Validator{},
+	withFlag(departs(broker("log.dirs", TypeString, "./weir-data", Validator{},
 		"The directories holding partition logs, comma-separated."),
 		"Kafka: unset, falling back to log.dir=/tmp/kafka-logs"),
+		"data"),
 	broker("log.flush.interval.messages", TypeLong, maxInt64, atLeast("1"),
 		"Default for the topic config flush.messages."),
 	broker("log.flush.interval.ms", TypeLong, null, Validator{},
@@ -325,9 +337,10 @@ var brokerTable = []Entry{
 		"A fetch session idle longer than this may be evicted for a new one; a younger one only by a more valuable newcomer (ms)."),
 	broker("min.insync.replicas", TypeInt, "1", atLeast("1"),
 		"Default for the topic config min.insync.replicas."),
-	departs(broker("node.id", TypeInt, "1", atLeast("0"),
+	withFlag(departs(broker("node.id", TypeInt, "1", atLeast("0"),
 		"This node's id, unique in the cluster."),
 		"Kafka: required; weir runs as node 1 with no flags"),
+		"node-id"),
 	broker("num.partitions", TypeInt, "1", atLeast("1"),
 		"The partition count of auto-created topics and of CreateTopics with -1."),
 	broker("offset.metadata.max.bytes", TypeInt, "4096", atLeast("0"),
@@ -349,7 +362,7 @@ var brokerTable = []Entry{
 		"The most bytes of request frames held at once, from a frame's size until its request is done; a connection whose next frame does not fit stops reading until it does, and an eighth is kept for frames of at most a quarter of that. -1 is unbounded. When positive it must be at least socket.request.max.bytes; unset, it is raised to socket.request.max.bytes if that is larger."),
 		"Kafka: -1 (unbounded); weir bounds the memory of requests in flight"),
 	departs(broker("replica.lag.time.max.ms", TypeLong, "10000", Validator{},
-		"A follower that has not caught up for this long leaves the ISR (ms)."),
+		"A follower that has not caught up for this long leaves the ISR (ms). A single node has no followers; read from the replicated cluster on."),
 		"Kafka: 30000; weir shrinks the ISR sooner so acks=all stalls less"),
 	broker("socket.request.max.bytes", TypeInt, "104857600", atLeast("1"),
 		"The largest request frame accepted (bytes); a larger one closes the connection."),

@@ -50,7 +50,7 @@ func TestServeSIGTERMAndRestart(t *testing.T) {
 }
 
 // TestServeConfigFileAndFlags checks that flags override the
-// server.properties file, as ARCHITECTURE.md's Defaults say.
+// server.properties file, as docs/DESIGN.md "Defaults" says.
 func TestServeConfigFileAndFlags(t *testing.T) {
 	dir := t.TempDir()
 	fileAddr, flagAddr := harness.FreeAddr(t), harness.FreeAddr(t)

@@ -15,7 +15,7 @@ import (
 // process, for debugging the suite itself). Against kfake the librdkafka
 // clients' gzip, snappy and lz4 variants fail: kfake's Produce range does
 // not start at v0, so librdkafka 2.0.2 sends those uncompressed
-// (kafka-wire.md rule 1), which the batch check reports.
+// (docs/clients.md rule 1), which the batch check reports.
 const brokerEnv = "WEIR_CONFORMANCE_BROKER"
 
 // defaultBroker is the broker under test when brokerEnv is unset.
@@ -26,8 +26,8 @@ const (
 	brokerKfake = "kfake"
 )
 
-// stopTimeout bounds a clean shutdown after SIGTERM; the issue asks for
-// "within seconds".
+// stopTimeout bounds a clean shutdown after SIGTERM, which must take
+// seconds, not minutes.
 const stopTimeout = 15 * time.Second
 
 // broker is the broker under test: one node on a loopback port with its

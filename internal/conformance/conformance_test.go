@@ -23,7 +23,7 @@ const requireClientsEnv = "WEIR_REQUIRE_CLIENTS"
 
 // Record counts per variant (see doc.go).
 const (
-	fullRecords  = 10000 // acks variants: the count
+	fullRecords  = 10000 // acks variants
 	codecRecords = 10000 // compressed variants; lower it first if CI is slow
 	shortRecords = 500   // every variant under -short
 )

@@ -32,7 +32,7 @@
 //     consumption and checks for every variant: the records must be exactly
 //     where they were before the restart.
 //
-// Every variant produces 10,000 records, the issue's count; the whole suite
+// Every variant produces 10,000 records (fullRecords); the whole suite
 // takes about a minute on two cores. If CI time ever demands it, lower
 // codecRecords (compressed variants) first; -short runs 500 per variant.
 //
@@ -49,7 +49,7 @@
 // /usr/bin/python3 importing confluent_kafka); with WEIR_REQUIRE_CLIENTS=1,
 // as .ci/run sets it, it fails instead.
 //
-// The consumer group tests of issue 4 (groups_*_test.go, with the scripts
+// The consumer group tests (groups_*_test.go, with the scripts
 // testdata/*_group.py) run a second scenario with each client's group
 // consumer: three members sharing a 12-partition topic while members leave
 // and join, committed offsets across a broker restart, resumption with

@@ -19,7 +19,7 @@ import (
 	"github.com/weirmq/weir/internal/harness"
 )
 
-// The consumer group scenario of issue 4, run with every client (see
+// The consumer group scenario, run with every client (see
 // runGroupScenario):
 //
 //  1. Churn: three consumers of one group share a topic of

@@ -87,7 +87,7 @@ func (q *quorumView) quorumNodes(rs []kmsg.DescribeQuorumResponseTopicPartitionR
 	for _, r := range rs {
 		n := quorumNode{ID: r.ReplicaID, Endpoints: []string{}}
 		if r.ReplicaDirectoryID != ([16]byte{}) {
-			id := directoryID(r.ReplicaDirectoryID, false)
+			id := directoryID(r.ReplicaDirectoryID)
 			n.DirectoryID = &id
 		}
 		for _, l := range q.nodes[r.ReplicaID] {
@@ -104,7 +104,7 @@ func (q *quorumView) replication() quorumReplication {
 	out := quorumReplication{Replicas: []quorumReplica{}, MetadataLogWritable: q.storageErr == "", MetadataLogError: q.storageErr}
 	row := func(r kmsg.DescribeQuorumResponseTopicPartitionReplicaState, status string) {
 		out.Replicas = append(out.Replicas, quorumReplica{NodeID: r.ReplicaID,
-			DirectoryID: directoryID(r.ReplicaDirectoryID, false), LogEndOffset: r.LogEndOffset,
+			DirectoryID: directoryID(r.ReplicaDirectoryID), LogEndOffset: r.LogEndOffset,
 			Lag: leader.LogEndOffset - r.LogEndOffset, LastFetchTimestamp: r.LastFetchTimestamp,
 			LastCaughtUpTimestamp: r.LastCaughtUpTimestamp, Status: status})
 	}

@@ -1,10 +1,80 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+
+	"github.com/weirmq/weir/internal/cli"
 )
+
+// runTopicsAddPartitions is `weir topics add-partitions`: CreatePartitions
+// to a new total, checked against the topic's current count first so a
+// count that would not grow it is refused in weir's words. It prints
+// "Added N partitions to topic T (now M)."; the broker places the new
+// partitions' replicas.
+func runTopicsAddPartitions(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.NewFlagSet("topics add-partitions", "--topic T (--partitions TOTAL | --num N) [flags]", stderr)
+	conn := cli.AddConnFlags(fs)
+	topic := fs.String("topic", "", "name of the topic to grow (required)")
+	total := fs.Int("partitions", 0, "the topic's new partition `count`, more than it has (as kafka-topics.sh --alter --partitions)")
+	add := fs.Int("num", 0, "how many partitions to `add` (as rpk topic add-partitions -n)")
+	fs.Alias("n", "num")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := fs.NoArgs(); err != nil {
+		return err
+	}
+	if *topic == "" {
+		return fs.UsageError(errors.New("--topic is required"))
+	}
+	growth, err := newPartitionGrowth(*total, fs.Changed("partitions"), *add, fs.Changed("num"))
+	if err != nil {
+		return fs.UsageError(err)
+	}
+	adm, ctx, cancel, err := conn.Admin(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	defer adm.Close()
+	what := fmt.Sprintf("add partitions to topic %q", *topic)
+	topics, err := adm.ListTopicsWithInternal(ctx, *topic)
+	if err != nil {
+		return adm.Explain(ctx, what, err)
+	}
+	d, ok := topics[*topic]
+	switch {
+	case !ok:
+		return fmt.Errorf("%s: the broker did not answer for it", what)
+	case d.Err != nil:
+		return fmt.Errorf("%s: %w", what, d.Err)
+	}
+	current := len(d.Partitions)
+	target, err := growth.target(*topic, current)
+	if err != nil {
+		return err
+	}
+	resps, err := adm.UpdatePartitions(ctx, target, *topic)
+	if err != nil {
+		return adm.Explain(ctx, what, err)
+	}
+	resp, err := resps.On(*topic, nil)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, cli.WithBrokerMessage(err, resp.ErrMessage))
+	}
+	noun := "partitions"
+	if target-current == 1 {
+		noun = "partition"
+	}
+	return writeLine(stdout, "Added %d %s to topic %s (now %d).", target-current, noun, *topic, target)
+}
 
 // partitionGrowth is what `weir topics add-partitions` asks for: a new
 // total (--partitions, as kafka-topics.sh --alter --partitions) or a

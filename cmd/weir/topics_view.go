@@ -83,13 +83,17 @@ func newTopicView(d kadm.TopicDetail, configs []kadm.Config, start, end kadm.Lis
 	return v
 }
 
+// errNoOffsets is a partition's offsets error when the answer left it out
+// (its leader's broker failed).
+var errNoOffsets = errors.New("no answer from its leader")
+
 // partitionOffset returns one partition's listed offset, or why there is
 // none.
 func partitionOffset(l kadm.ListedOffsets, topic string, partition int32) (int64, error) {
 	o, ok := l.Lookup(topic, partition)
 	switch {
 	case !ok:
-		return -1, kerr.UnknownTopicOrPartition
+		return -1, errNoOffsets
 	case o.Err != nil:
 		return -1, o.Err
 	}

@@ -86,7 +86,7 @@ func nullable(v *string) string {
 // does: the header line ("All configs for topic orders are:"), then one
 // line a config,
 //
-//	  cleanup.policy=compact sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact, DEFAULT_CONFIG:log.cleanup.policy=delete}
+//	cleanup.policy=compact sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact, DEFAULT_CONFIG:log.cleanup.policy=delete}
 //
 // The first synonym's source is the config's source; no synonyms means
 // the config's own default (DEFAULT_CONFIG).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -288,5 +289,66 @@ func TestWithBrokerMessage(t *testing.T) {
 	other := errors.New("dial failed")
 	if err := cli.WithBrokerMessage(other, "ignored"); err != other {
 		t.Errorf("not a Kafka code: %v", err)
+	}
+}
+
+func TestTopicsPartitionGrowth(t *testing.T) {
+	for _, c := range []struct {
+		total, add       int
+		totalSet, addSet bool
+		current          int
+		want             int
+		usage, refused   string
+	}{
+		{total: 5, totalSet: true, current: 3, want: 5},
+		{add: 2, addSet: true, current: 3, want: 5},
+		{total: 3, totalSet: true, current: 3, refused: `topic "t" already has 3 partitions: --partitions is the new total and must be more than 3`},
+		{total: 2, totalSet: true, current: 3, refused: "partitions cannot be removed"},
+		{add: math.MaxInt32, addSet: true, current: 1, refused: "would pass the limit"},
+		{usage: "give --partitions N (the new total) or --num N (how many to add)"},
+		{total: 5, totalSet: true, add: 1, addSet: true, usage: "not both"},
+		{total: 0, totalSet: true, usage: "--partitions 0"},
+		{add: 0, addSet: true, usage: "--num 0"},
+		{add: -1, addSet: true, usage: "--num -1"},
+	} {
+		g, err := newPartitionGrowth(c.total, c.totalSet, c.add, c.addSet)
+		if c.usage != "" {
+			if err == nil || !strings.Contains(err.Error(), c.usage) {
+				t.Errorf("%+v: usage error %v, want %q", c, err, c.usage)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		got, err := g.target("t", c.current)
+		switch {
+		case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused)):
+			t.Errorf("%+v: %d, %v; want refused with %q", c, got, err, c.refused)
+		case c.refused == "" && (err != nil || got != c.want):
+			t.Errorf("%+v: %d, %v; want %d", c, got, err, c.want)
+		}
+	}
+}
+
+func TestTopicsConfigViewsSortedWithKafkaSourceNames(t *testing.T) {
+	v := "x"
+	views := newConfigViews([]kadm.Config{
+		{Key: "b", Value: &v, Source: kmsg.ConfigSourceGroupConfig},
+		{Key: "a", Source: kmsg.ConfigSourceClientMetricsConfig, Synonyms: []kadm.ConfigSynonym{{Key: "a", Source: kmsg.ConfigSourceDynamicDefaultBrokerConfig}}},
+		{Key: "c", Source: kmsg.ConfigSource(42)},
+	})
+	got := []string{}
+	for _, c := range views {
+		got = append(got, c.Name+":"+c.Source)
+		if c.Synonyms == nil {
+			t.Errorf("%s: nil synonyms (JSON null)", c.Name)
+		}
+	}
+	if want := "a:DYNAMIC_CLIENT_METRICS_CONFIG b:DYNAMIC_GROUP_CONFIG c:UNKNOWN"; strings.Join(got, " ") != want {
+		t.Errorf("views %q, want %q", got, want)
+	}
+	if s := views[0].Synonyms[0]; s.Source != "DYNAMIC_DEFAULT_BROKER_CONFIG" || s.Value != nil {
+		t.Errorf("synonym %+v", s)
 	}
 }

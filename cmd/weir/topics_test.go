@@ -223,7 +223,7 @@ func TestTopicNamesHidesInternalTopics(t *testing.T) {
 	}
 }
 
-func TestTopicDescriptionFormat(t *testing.T) {
+func TestTopicsDescriptionFormat(t *testing.T) {
 	str := func(s string) *string { return &s }
 	detail := kadm.TopicDetail{
 		Topic: "orders",

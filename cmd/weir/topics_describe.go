@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/weirmq/weir/internal/cli"
 )
 
@@ -29,7 +30,7 @@ func describeTopics(ctx context.Context, adm *cli.Admin, topic string, internal 
 		case !ok:
 			return nil, fmt.Errorf("describe topic %q: the broker did not answer for it", topic)
 		case d.Err != nil:
-			return nil, fmt.Errorf("describe topic %q: %w", topic, d.Err)
+			return nil, topicError(fmt.Sprintf("describe topic %q", topic), d.Err)
 		}
 	}
 	names := topicNames(topics, internal || topic != "")
@@ -74,6 +75,15 @@ func listOffsets(ctx context.Context, adm *cli.Admin, what string,
 		return nil, adm.Explain(ctx, what, err)
 	}
 	return listed, nil
+}
+
+// topicError wraps the error a broker answered for one topic's metadata;
+// an unknown topic says where to look.
+func topicError(what string, err error) error {
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return fmt.Errorf("%s: %w (no such topic: 'weir topics list' shows the topics there are)", what, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // brokerList formats broker ids as "1,2,3".

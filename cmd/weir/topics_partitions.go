@@ -51,7 +51,7 @@ func runTopicsAddPartitions(ctx context.Context, args []string, stdout, stderr i
 	case !ok:
 		return fmt.Errorf("%s: the broker did not answer for it", what)
 	case d.Err != nil:
-		return fmt.Errorf("%s: %w", what, d.Err)
+		return topicError(what, d.Err)
 	}
 	current := len(d.Partitions)
 	target, err := growth.target(*topic, current)

@@ -123,7 +123,8 @@ func TestTopicsOnServe(t *testing.T) {
 		}
 
 		stderr := mustFail(t, 1, "topics", "add-partitions", "--topic", "missing", "-n", "1")
-		if !strings.HasPrefix(stderr, `weir topics: add partitions to topic "missing": UNKNOWN_TOPIC_OR_PARTITION`) {
+		if !strings.HasPrefix(stderr, `weir topics: add partitions to topic "missing": UNKNOWN_TOPIC_OR_PARTITION`) ||
+			!strings.HasSuffix(stderr, "(no such topic: 'weir topics list' shows the topics there are)\n") {
 			t.Errorf("missing topic: %q", stderr)
 		}
 		stderr = mustFail(t, 1, "topics", "add-partitions", "--topic", "__consumer_offsets", "--num", "1")

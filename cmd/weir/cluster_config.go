@@ -28,7 +28,7 @@ const everyBroker = -1
 
 // addBrokerFlag registers --broker on fs.
 func addBrokerFlag(fs *cli.FlagSet) *int {
-	return fs.Int("broker", everyBroker, "the broker `id` to ask; every broker of the cluster when not given")
+	return fs.Int("broker", everyBroker, "ask only the broker with this `id`; -1: every broker of the cluster")
 }
 
 // runClusterConfigDescribe is `weir cluster config describe`. It prints,

@@ -19,8 +19,8 @@ func runTopicsAddPartitions(ctx context.Context, args []string, stdout, stderr i
 	fs := cli.NewFlagSet("topics add-partitions", "--topic T (--partitions TOTAL | --num N) [flags]", stderr)
 	conn := cli.AddConnFlags(fs)
 	topic := fs.String("topic", "", "name of the topic to grow (required)")
-	total := fs.Int("partitions", 0, "the topic's new partition `count`, more than it has (as kafka-topics.sh --alter --partitions)")
-	add := fs.Int("num", 0, "how many partitions to `add` (as rpk topic add-partitions -n)")
+	total := fs.Int("partitions", 0, "grow the topic to `TOTAL` partitions, more than it has (as kafka-topics.sh --alter --partitions)")
+	add := fs.Int("num", 0, "add `N` partitions to the ones it has (as rpk topic add-partitions -n)")
 	fs.Alias("n", "num")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -287,6 +287,21 @@ func TestDescribeBroker(t *testing.T) {
 	}
 }
 
+// TestBrokerRack checks that a server.properties may set broker.rack (the
+// node reports it in Metadata and DescribeCluster), unset by default.
+func TestBrokerRack(t *testing.T) {
+	if v, ok := NewBroker().Value("broker.rack"); ok || v != "" {
+		t.Errorf("default broker.rack %q, set %v", v, ok)
+	}
+	b, err := Parse(strings.NewReader("broker.rack=rack-a\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := b.Value("broker.rack"); !ok || v != "rack-a" {
+		t.Errorf("broker.rack %q, set %v", v, ok)
+	}
+}
+
 func TestValidateTopicConfigs(t *testing.T) {
 	for _, tc := range []struct {
 		configs map[string]string

@@ -237,6 +237,8 @@ var brokerTable = []Entry{
 	departs(broker("broker.heartbeat.interval.ms", TypeInt, "250", atLeast("1"),
 		"How often a broker heartbeats the controller (ms). A single node has no controller to heartbeat; read from the replicated cluster on."),
 		"Kafka: 2000; weir detects a dead broker within a second"),
+	broker("broker.rack", TypeString, null, Validator{},
+		"The rack this broker is in, as Metadata and DescribeCluster report it to clients (rack-aware replica placement comes with the replicated cluster); unset means none."),
 	departs(broker("broker.session.timeout.ms", TypeInt, "1500", atLeast("1"),
 		"A broker with no heartbeat for this long is fenced, and a leader stops acknowledging writes once its lease is this old (ms). A single node has no heartbeats or lease; read from the replicated cluster on."),
 		"Kafka: 9000; weir fails over in well under a second"),

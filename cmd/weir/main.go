@@ -34,6 +34,7 @@ var commands = []cli.Command{
 	{Name: "topics", Summary: "create, list, describe, delete topics and alter their configs on any Kafka-compatible broker", Run: runTopics},
 	{Name: "perf", Summary: "load a Kafka-compatible broker as kafka-producer/consumer-perf-test.sh do: 'weir perf produce|consume'", Run: runPerf},
 	{Name: "metadata-quorum", Summary: "describe the metadata quorum's --status or --replication, as kafka-metadata-quorum.sh, and whether its log is writable", Run: runMetadataQuorum},
+	{Name: "cluster", Summary: "describe the cluster: 'weir cluster info' (id, controller, brokers), 'weir cluster config get|describe' (broker configs)", Run: runCluster},
 	{Name: "groups", Summary: "list, describe (offsets, lag, members), delete consumer groups and reset their offsets, as kafka-consumer-groups.sh", Run: runGroups},
 }
 

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -43,11 +41,15 @@ func runQuorumDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	conn := cli.AddConnFlags(fs)
 	status := fs.Bool("status", false, "print the quorum's leader, epoch, high watermark, follower lag, voters and observers")
 	replication := fs.Bool("replication", false, "print each voter's and observer's log end offset, lag and last fetch and caught-up times")
-	human := fs.Bool("human-readable", false, "with --replication, print times as 'N ms ago'")
+	human := fs.Bool("human-readable", false, "with --replication, print times as 'N ms ago' (text only)")
+	out := cli.AddFormatFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := fs.NoArgs(); err != nil {
+		return err
+	}
+	if err := out.Check(); err != nil {
 		return err
 	}
 	if *status == *replication {
@@ -55,6 +57,9 @@ func runQuorumDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	if *human && !*replication {
 		return fs.UsageError(errors.New("--human-readable goes with --replication"))
+	}
+	if *human && out.JSON() {
+		return fs.UsageError(errors.New("--human-readable is for text output; --format json prints Unix milliseconds"))
 	}
 	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
@@ -76,23 +81,19 @@ func runQuorumDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	var clusterID string
 	if *status {
 		md, err := adm.BrokerMetadata(ctx)
 		if err != nil {
 			return adm.Explain(ctx, "describe cluster", err)
 		}
-		clusterID = md.Cluster
-	}
-	var b strings.Builder
-	if *status {
-		writeQuorumStatus(&b, clusterID, q)
+		st := q.status(md.Cluster)
+		err = out.Write(stdout, st, st.writeText)
 	} else {
-		writeQuorumReplication(&b, q, *human, time.Now())
+		r := q.replication()
+		err = out.Write(stdout, r, func(w io.Writer) error { return r.writeText(w, *human, time.Now()) })
 	}
-	fmt.Fprintf(&b, "MetadataLogWritable:    %s\n", q.writable())
-	if _, err := io.WriteString(stdout, b.String()); err != nil {
-		return fmt.Errorf("write output: %w", err)
+	if err != nil {
+		return err
 	}
 	if q.storageErr != "" {
 		return fmt.Errorf("%w: %s", errQuorumUnwritable, q.storageErr)
@@ -107,14 +108,6 @@ type quorumView struct {
 	// storageErr is set when the partition answered KAFKA_STORAGE_ERROR:
 	// the broker's message, or the code's description before v2.
 	storageErr string
-}
-
-// writable is the MetadataLogWritable value.
-func (q *quorumView) writable() string {
-	if q.storageErr == "" {
-		return "true"
-	}
-	return "false: " + q.storageErr
 }
 
 // quorumFromResponse checks resp as Kafka's admin client does (one topic,
@@ -165,87 +158,9 @@ func (q *quorumView) leader() kmsg.DescribeQuorumResponseTopicPartitionReplicaSt
 	return s
 }
 
-// writeQuorumStatus prints describe --status as kafka-metadata-quorum.sh:
-// the follower lag is the leader's end offset minus the lowest voter's.
-func writeQuorumStatus(w io.Writer, clusterID string, q *quorumView) {
-	leader := q.leader()
-	lagging := leader
-	for _, v := range q.CurrentVoters {
-		if v.LogEndOffset < lagging.LogEndOffset {
-			lagging = v
-		}
-	}
-	lagMs := int64(-1)
-	switch {
-	case lagging.ReplicaID == leader.ReplicaID:
-		lagMs = 0
-	case leader.LastCaughtUpTimestamp >= 0 && lagging.LastCaughtUpTimestamp >= 0:
-		lagMs = leader.LastCaughtUpTimestamp - lagging.LastCaughtUpTimestamp
-	}
-	fmt.Fprintf(w, "ClusterId:              %s\n", clusterID)
-	fmt.Fprintf(w, "LeaderId:               %d\n", q.LeaderID)
-	fmt.Fprintf(w, "LeaderEpoch:            %d\n", q.LeaderEpoch)
-	fmt.Fprintf(w, "HighWatermark:          %d\n", q.HighWatermark)
-	fmt.Fprintf(w, "MaxFollowerLag:         %d\n", leader.LogEndOffset-lagging.LogEndOffset)
-	fmt.Fprintf(w, "MaxFollowerLagTimeMs:   %d\n", lagMs)
-	fmt.Fprintf(w, "CurrentVoters:          %s\n", q.replicaList(q.CurrentVoters))
-	fmt.Fprintf(w, "CurrentObservers:       %s\n", q.replicaList(q.Observers))
-}
-
-// replicaList prints replicas as the Kafka tool does:
-// [{"id": 1, "directoryId": null, "endpoints": ["PLAINTEXT://host:port"]}].
-func (q *quorumView) replicaList(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState) string {
-	parts := make([]string, 0, len(rs))
-	for _, r := range rs {
-		s := fmt.Sprintf(`{"id": %d, "directoryId": %s`, r.ReplicaID, directoryID(r.ReplicaDirectoryID, true))
-		if ls := q.nodes[r.ReplicaID]; len(ls) > 0 {
-			eps := make([]string, len(ls))
-			for i, l := range ls {
-				eps[i] = fmt.Sprintf(`"%s://%s:%d"`, l.Name, l.Host, l.Port)
-			}
-			s += `, "endpoints": [` + strings.Join(eps, ", ") + "]"
-		}
-		parts = append(parts, s+"}")
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
-}
-
 // directoryID prints a replica's directory id as a Kafka Uuid (base64url,
-// no padding); the zero id is null in the status's JSON.
-func directoryID(id [16]byte, nullIfZero bool) string {
-	if id == ([16]byte{}) && nullIfZero {
-		return "null"
-	}
-	s := base64.RawURLEncoding.EncodeToString(id[:])
-	if nullIfZero {
-		return `"` + s + `"`
-	}
-	return s
-}
-
-// writeQuorumReplication prints describe --replication as
-// kafka-metadata-quorum.sh: the leader, then the other voters, then the
-// observers.
-func writeQuorumReplication(w io.Writer, q *quorumView, human bool, now time.Time) {
-	leader := q.leader()
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NodeId\tDirectoryId\tLogEndOffset\tLag\tLastFetchTimestamp\tLastCaughtUpTimestamp\tStatus")
-	row := func(r kmsg.DescribeQuorumResponseTopicPartitionReplicaState, status string) {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\n", r.ReplicaID, directoryID(r.ReplicaDirectoryID, false), r.LogEndOffset,
-			leader.LogEndOffset-r.LogEndOffset, quorumTime(r.LastFetchTimestamp, human, now),
-			quorumTime(r.LastCaughtUpTimestamp, human, now), status)
-	}
-	row(leader, "Leader")
-	for _, v := range q.CurrentVoters {
-		if v.ReplicaID != q.LeaderID {
-			row(v, "Follower")
-		}
-	}
-	for _, o := range q.Observers {
-		row(o, "Observer")
-	}
-	_ = tw.Flush() // w is a strings.Builder
-}
+// no padding).
+func directoryID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
 
 // quorumTime prints a timestamp in milliseconds: -1 when unknown, else the
 // number or, human, "N ms ago".

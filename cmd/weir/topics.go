@@ -16,8 +16,9 @@ import (
 // usage lists them.
 var topicsCommands = []cli.Command{
 	{Name: "create", Summary: "create a topic: --topic T [--partitions N] [--replication-factor R] [--config k=v ...]", Run: runTopicsCreate},
-	{Name: "list", Summary: "print the topics' names, one a line, sorted", Run: runTopicsList},
-	{Name: "describe", Summary: "print topics, their configs and partitions as kafka-topics.sh --describe does", Run: runTopicsDescribe},
+	{Name: "list", Summary: "print the topics' names, one a line, sorted (--format json: with partitions, replication factor, id)", Run: runTopicsList},
+	{Name: "describe", Summary: "print topics and partitions as kafka-topics.sh --describe, with start offsets, high watermarks and every config's value and source", Run: runTopicsDescribe},
+	{Name: "add-partitions", Summary: "grow a topic: --topic T --partitions TOTAL (as kafka-topics.sh --alter) or --num N more (as rpk)", Run: runTopicsAddPartitions},
 	{Name: "delete", Summary: "delete a topic: --topic T", Run: runTopicsDelete},
 	{Name: "alter-config", Summary: "set (--config k=v) or remove (--delete-config k) topic config overrides", Run: runTopicsAlterConfig},
 }
@@ -76,10 +77,14 @@ func runTopicsList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := cli.NewFlagSet(name, "[--internal] [flags]", stderr)
 	conn := cli.AddConnFlags(fs)
 	internal := fs.Bool("internal", false, "include internal topics (__consumer_offsets, ...)")
+	out := cli.AddFormatFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := fs.NoArgs(); err != nil {
+		return err
+	}
+	if err := out.Check(); err != nil {
 		return err
 	}
 	adm, ctx, cancel, err := conn.Admin(ctx)
@@ -92,12 +97,19 @@ func runTopicsList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return adm.Explain(ctx, "list topics", err)
 	}
-	for _, t := range topicNames(topics, *internal) {
-		if err := writeLine(stdout, "%s", t); err != nil {
-			return err
-		}
+	names := topicNames(topics, *internal)
+	summaries := make([]topicSummary, 0, len(names))
+	for _, t := range names {
+		summaries = append(summaries, newTopicSummary(topics[t]))
 	}
-	return nil
+	return out.Write(stdout, summaries, func(w io.Writer) error {
+		for _, t := range names {
+			if err := writeLine(w, "%s", t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // topicNames returns the sorted names of topics, without the internal ones
@@ -119,10 +131,14 @@ func runTopicsDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	conn := cli.AddConnFlags(fs)
 	topic := fs.String("topic", "", "the topic to describe; all topics when not given")
 	internal := fs.Bool("internal", false, "with no --topic, include internal topics")
+	out := cli.AddFormatFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := fs.NoArgs(); err != nil {
+		return err
+	}
+	if err := out.Check(); err != nil {
 		return err
 	}
 	adm, ctx, cancel, err := conn.Admin(ctx)
@@ -135,12 +151,17 @@ func runTopicsDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	for _, t := range topics {
-		if _, err := io.WriteString(stdout, t.String()); err != nil {
-			return fmt.Errorf("write description: %w", err)
-		}
+	if topics == nil {
+		topics = []topicView{}
 	}
-	return nil
+	return out.Write(stdout, topics, func(w io.Writer) error {
+		for _, t := range topics {
+			if err := t.writeText(w); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // runTopicsDelete is `weir topics delete`. Like kafka-topics.sh it prints

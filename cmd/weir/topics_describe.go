@@ -2,27 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
+	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/weirmq/weir/internal/cli"
 )
 
-// topicDescription is what `weir topics describe` prints of one topic.
-type topicDescription struct {
-	detail  kadm.TopicDetail
-	configs []kadm.Config // as described; String keeps the non-default ones
-}
-
-// describeTopics fetches the metadata and configs of topic, or of every
-// topic (the internal ones only with internal) when topic is empty, in
-// name order.
-func describeTopics(ctx context.Context, adm *cli.Admin, topic string, internal bool) ([]topicDescription, error) {
+// describeTopics fetches the metadata, every config and the start and end
+// offsets of topic, or of every topic (the internal ones only with
+// internal) when topic is empty, in name order.
+func describeTopics(ctx context.Context, adm *cli.Admin, topic string, internal bool) ([]topicView, error) {
 	var want []string
 	if topic != "" {
 		want = []string{topic}
@@ -37,7 +30,7 @@ func describeTopics(ctx context.Context, adm *cli.Admin, topic string, internal 
 		case !ok:
 			return nil, fmt.Errorf("describe topic %q: the broker did not answer for it", topic)
 		case d.Err != nil:
-			return nil, fmt.Errorf("describe topic %q: %w", topic, d.Err)
+			return nil, topicError(fmt.Sprintf("describe topic %q", topic), d.Err)
 		}
 	}
 	names := topicNames(topics, internal || topic != "")
@@ -48,7 +41,15 @@ func describeTopics(ctx context.Context, adm *cli.Admin, topic string, internal 
 	if err != nil {
 		return nil, adm.Explain(ctx, "describe topic configs", err)
 	}
-	out := make([]topicDescription, 0, len(names))
+	start, err := listOffsets(ctx, adm, "list start offsets", adm.ListStartOffsets, names)
+	if err != nil {
+		return nil, err
+	}
+	end, err := listOffsets(ctx, adm, "list high watermarks", adm.ListEndOffsets, names)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]topicView, 0, len(names))
 	for _, name := range names {
 		rc, err := configs.On(name, nil)
 		if err == nil {
@@ -57,66 +58,32 @@ func describeTopics(ctx context.Context, adm *cli.Admin, topic string, internal 
 		if err != nil {
 			return nil, fmt.Errorf("describe configs of topic %q: %w", name, err)
 		}
-		out = append(out, topicDescription{detail: topics[name], configs: rc.Configs})
+		out = append(out, newTopicView(topics[name], rc.Configs, start, end))
 	}
 	return out, nil
 }
 
-// String formats d as kafka-topics.sh --describe does: a line for the
-// topic, then one for each partition, each field tab-separated, e.g.
-//
-//	Topic: orders	TopicId: 3Xh_pYxNSe6dcHZYJ5ZA9w	PartitionCount: 2	ReplicationFactor: 1	Configs: cleanup.policy=compact
-//		Topic: orders	Partition: 0	Leader: 1	Replicas: 1	Isr: 1
-//		Topic: orders	Partition: 1	Leader: none	Replicas: 1	Isr: 	Offline: 1
-//
-// Configs lists the configs not at their default, sorted by name; Offline
-// appears when a partition has offline replicas.
-func (d topicDescription) String() string {
-	var b strings.Builder
-	t := d.detail
-	partitions := t.Partitions.Sorted()
-	replication := 0
-	if len(partitions) > 0 {
-		replication = len(partitions[0].Replicas)
+// listOffsets lists offsets of topics with list. Brokers that fail leave
+// their partitions out (the description shows why there); any other
+// failure fails the description.
+func listOffsets(ctx context.Context, adm *cli.Admin, what string,
+	list func(context.Context, ...string) (kadm.ListedOffsets, error), topics []string,
+) (kadm.ListedOffsets, error) {
+	listed, err := list(ctx, topics...)
+	var shards *kadm.ShardErrors
+	if err != nil && (!errors.As(err, &shards) || listed == nil) {
+		return nil, adm.Explain(ctx, what, err)
 	}
-	fmt.Fprintf(&b, "Topic: %s", t.Topic)
-	if t.ID != (kadm.TopicID{}) {
-		fmt.Fprintf(&b, "\tTopicId: %s", base64.RawURLEncoding.EncodeToString(t.ID[:]))
-	}
-	fmt.Fprintf(&b, "\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: %s\n",
-		len(partitions), replication, overrides(d.configs))
-	for _, p := range partitions {
-		leader := "none"
-		if p.Leader >= 0 {
-			leader = strconv.Itoa(int(p.Leader))
-		}
-		fmt.Fprintf(&b, "\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s",
-			t.Topic, p.Partition, leader, brokerList(p.Replicas), brokerList(p.ISR))
-		if len(p.OfflineReplicas) > 0 {
-			fmt.Fprintf(&b, "\tOffline: %s", brokerList(p.OfflineReplicas))
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
+	return listed, nil
 }
 
-// overrides formats the configs whose source is not the default as
-// "k=v,k=v", sorted by name; a value the broker withheld (a sensitive one)
-// prints as null, as Kafka's tool does.
-func overrides(configs []kadm.Config) string {
-	var kv []string
-	for _, c := range configs {
-		if c.Source == kmsg.ConfigSourceDefaultConfig {
-			continue
-		}
-		v := "null"
-		if c.Value != nil {
-			v = *c.Value
-		}
-		kv = append(kv, c.Key+"="+v)
+// topicError wraps the error a broker answered for one topic's metadata;
+// an unknown topic says where to look.
+func topicError(what string, err error) error {
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return fmt.Errorf("%s: %w (no such topic: 'weir topics list' shows the topics there are)", what, err)
 	}
-	slices.Sort(kv)
-	return strings.Join(kv, ",")
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // brokerList formats broker ids as "1,2,3".

@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,28 +43,46 @@ func mustRun(t *testing.T, args ...string) string {
 var topicLineRE = regexp.MustCompile(`^Topic: (\S+)\tTopicId: [A-Za-z0-9_-]{22}\tPartitionCount: (\d+)\tReplicationFactor: (\d+)\tConfigs: (.*)$`)
 
 // partitionLineRE matches a partition line with a leader in the replicas
-// and the ISR, as a healthy one-broker cluster shows.
-var partitionLineRE = regexp.MustCompile(`^\tTopic: (\S+)\tPartition: (\d+)\tLeader: (\d+)\tReplicas: (\d+)\tIsr: (\d+)$`)
+// and the ISR, as a healthy one-broker cluster shows, and its offsets.
+var partitionLineRE = regexp.MustCompile(`^\tTopic: (\S+)\tPartition: (\d+)\tLeader: (\d+)\tReplicas: (\d+)\tIsr: (\d+)\tStartOffset: (\d+)\tHighWatermark: (\d+)$`)
+
+// configLineRE matches a config line of kafka-configs.sh --describe --all.
+var configLineRE = regexp.MustCompile(`^  ([a-z0-9.]+)=(.*) sensitive=(true|false) synonyms=\{(.*)\}$`)
 
 // describeConfigs checks the description of a healthy topic of a
-// one-broker cluster and returns its Configs field.
-func describeConfigs(t *testing.T, out, topic string, partitions int) string {
+// one-broker cluster (its partitions empty, unless offsets is given: each
+// partition's "start/high watermark"), and returns its Configs field and
+// the config lines' values and synonyms by name.
+func describeConfigs(t *testing.T, out, topic string, partitions int, offsets ...string) (string, map[string][2]string) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != partitions+1 {
-		t.Fatalf("describe %s: %d lines, want %d:\n%s", topic, len(lines), partitions+1, out)
+	header := slices.Index(lines, "All configs for topic "+topic+" are:")
+	if header != partitions+1 {
+		t.Fatalf("describe %s: config header at line %d, want %d:\n%s", topic, header, partitions+1, out)
 	}
 	m := topicLineRE.FindStringSubmatch(lines[0])
 	if m == nil || m[1] != topic || m[2] != strconv.Itoa(partitions) || m[3] != "1" {
 		t.Fatalf("describe %s: topic line %q", topic, lines[0])
 	}
-	for i, l := range lines[1:] {
+	for i, l := range lines[1:header] {
 		p := partitionLineRE.FindStringSubmatch(l)
-		if p == nil || p[1] != topic || p[2] != strconv.Itoa(i) || p[3] != p[4] || p[4] != p[5] {
-			t.Errorf("describe %s: partition line %q", topic, l)
+		want := "0/0"
+		if offsets != nil {
+			want = offsets[i]
+		}
+		if p == nil || p[1] != topic || p[2] != strconv.Itoa(i) || p[3] != p[4] || p[4] != p[5] || p[6]+"/"+p[7] != want {
+			t.Errorf("describe %s: partition line %q, want offsets %s", topic, l, want)
 		}
 	}
-	return m[4]
+	configs := map[string][2]string{}
+	for _, l := range lines[header+1:] {
+		c := configLineRE.FindStringSubmatch(l)
+		if c == nil || c[3] != "false" {
+			t.Fatalf("describe %s: config line %q", topic, l)
+		}
+		configs[c[1]] = [2]string{c[2], c[4]}
+	}
+	return m[4], configs
 }
 
 func TestTopicsLifecycle(t *testing.T) {
@@ -77,8 +97,8 @@ func TestTopicsLifecycle(t *testing.T) {
 		t.Errorf("list printed %q", out)
 	}
 	out = mustRun(t, "topics", "describe", "--brokers", b, "--topic", "orders")
-	if got := describeConfigs(t, out, "orders", 3); got != "cleanup.policy=compact,retention.ms=1000" {
-		t.Errorf("configs %q, want the two overrides sorted", got)
+	if got, all := describeConfigs(t, out, "orders", 3); got != "cleanup.policy=compact,retention.ms=1000" || all["retention.ms"][0] != "1000" {
+		t.Errorf("configs %q (retention.ms line %q), want the two overrides sorted", got, all["retention.ms"])
 	}
 
 	out = mustRun(t, "topics", "alter-config", "--brokers", b, "--topic", "orders",
@@ -87,7 +107,7 @@ func TestTopicsLifecycle(t *testing.T) {
 		t.Errorf("alter-config printed %q", out)
 	}
 	out = mustRun(t, "topics", "describe", "--brokers", b, "--topic", "orders")
-	if got := describeConfigs(t, out, "orders", 3); got != "retention.ms=2000" {
+	if got, _ := describeConfigs(t, out, "orders", 3); got != "retention.ms=2000" {
 		t.Errorf("configs after alter %q, want retention.ms=2000", got)
 	}
 
@@ -98,7 +118,7 @@ func TestTopicsLifecycle(t *testing.T) {
 		t.Fatalf("describe all:\n%s", out)
 	}
 	describeConfigs(t, out[:i], "orders", 3)
-	if got := describeConfigs(t, out[i:], "seeded", 1); got != "" {
+	if got, _ := describeConfigs(t, out[i:], "seeded", 1); got != "" {
 		t.Errorf("seeded topic has configs %q", got)
 	}
 
@@ -203,33 +223,57 @@ func TestTopicNamesHidesInternalTopics(t *testing.T) {
 	}
 }
 
-func TestTopicDescriptionFormat(t *testing.T) {
+func TestTopicsDescriptionFormat(t *testing.T) {
 	str := func(s string) *string { return &s }
-	d := topicDescription{
-		detail: kadm.TopicDetail{
-			Topic: "orders",
-			ID:    kadm.TopicID{0xde, 0xad, 0xbe, 0xef, 15: 0xff},
-			Partitions: kadm.PartitionDetails{
-				1: {Partition: 1, Leader: -1, Replicas: []int32{2, 3}, ISR: nil, OfflineReplicas: []int32{2, 3}},
-				0: {Partition: 0, Leader: 1, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 3}},
-			},
-		},
-		configs: []kadm.Config{
-			{Key: "segment.bytes", Value: str("1073741824"), Source: kmsg.ConfigSourceStaticBrokerConfig},
-			{Key: "retention.ms", Value: str("604800000"), Source: kmsg.ConfigSourceDefaultConfig},
-			{Key: "cleanup.policy", Value: str("compact"), Source: kmsg.ConfigSourceDynamicTopicConfig},
-			{Key: "sasl.secret", Value: nil, Sensitive: true, Source: kmsg.ConfigSourceDynamicTopicConfig},
+	detail := kadm.TopicDetail{
+		Topic: "orders",
+		ID:    kadm.TopicID{0xde, 0xad, 0xbe, 0xef, 15: 0xff},
+		Partitions: kadm.PartitionDetails{
+			1: {Topic: "orders", Partition: 1, Leader: -1, Replicas: []int32{2, 3}, ISR: nil, OfflineReplicas: []int32{2, 3}},
+			0: {Topic: "orders", Partition: 0, Leader: 1, LeaderEpoch: 4, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 3}},
 		},
 	}
+	configs := []kadm.Config{
+		{Key: "segment.bytes", Value: str("1073741824"), Source: kmsg.ConfigSourceStaticBrokerConfig,
+			Synonyms: []kadm.ConfigSynonym{{Key: "log.segment.bytes", Value: str("1073741824"), Source: kmsg.ConfigSourceStaticBrokerConfig},
+				{Key: "log.segment.bytes", Value: str("1024"), Source: kmsg.ConfigSourceDefaultConfig}}},
+		{Key: "retention.ms", Value: str("604800000"), Source: kmsg.ConfigSourceDefaultConfig},
+		{Key: "cleanup.policy", Value: str("compact"), Source: kmsg.ConfigSourceDynamicTopicConfig,
+			Synonyms: []kadm.ConfigSynonym{{Key: "cleanup.policy", Value: str("compact"), Source: kmsg.ConfigSourceDynamicTopicConfig}}},
+		{Key: "sasl.secret", Value: nil, Sensitive: true, Source: kmsg.ConfigSourceDynamicTopicConfig,
+			Synonyms: []kadm.ConfigSynonym{{Key: "sasl.secret", Source: kmsg.ConfigSourceDynamicTopicConfig}}},
+	}
+	start, end := kadm.ListedOffsets{}, kadm.ListedOffsets{}
+	start["orders"] = map[int32]kadm.ListedOffset{0: {Topic: "orders", Partition: 0, Offset: 3},
+		1: {Topic: "orders", Partition: 1, Offset: -1, Err: kerr.LeaderNotAvailable}}
+	end["orders"] = map[int32]kadm.ListedOffset{0: {Topic: "orders", Partition: 0, Offset: 12}}
+	v := newTopicView(detail, configs, start, end)
 	want := "Topic: orders\tTopicId: 3q2-7wAAAAAAAAAAAAAA_w\tPartitionCount: 2\tReplicationFactor: 3\tConfigs: cleanup.policy=compact,sasl.secret=null,segment.bytes=1073741824\n" +
-		"\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,3\n" +
-		"\tTopic: orders\tPartition: 1\tLeader: none\tReplicas: 2,3\tIsr: \tOffline: 2,3\n"
-	if got := d.String(); got != want {
+		"\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,3\tStartOffset: 3\tHighWatermark: 12\n" +
+		"\tTopic: orders\tPartition: 1\tLeader: none\tReplicas: 2,3\tIsr: \tOffline: 2,3\tStartOffset: -1\tHighWatermark: -1\tOffsetsError: LEADER_NOT_AVAILABLE\n" +
+		"All configs for topic orders are:\n" +
+		"  cleanup.policy=compact sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact}\n" +
+		"  retention.ms=604800000 sensitive=false synonyms={}\n" +
+		"  sasl.secret=null sensitive=true synonyms={DYNAMIC_TOPIC_CONFIG:sasl.secret=null}\n" +
+		"  segment.bytes=1073741824 sensitive=false synonyms={STATIC_BROKER_CONFIG:log.segment.bytes=1073741824, DEFAULT_CONFIG:log.segment.bytes=1024}\n"
+	var b strings.Builder
+	if err := v.writeText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); got != want {
 		t.Errorf("description\n%q\nwant\n%q", got, want)
 	}
-	// A broker without topic ids: no TopicId field, as Kafka's tool.
-	d = topicDescription{detail: kadm.TopicDetail{Topic: "empty"}}
-	if got := d.String(); got != "Topic: empty\tPartitionCount: 0\tReplicationFactor: 0\tConfigs: \n" {
+	if p := v.Partitions[0]; p.LeaderEpoch != 4 || p.StartOffset != 3 || p.HighWatermark != 12 || p.OffsetsError != "" {
+		t.Errorf("partition 0: %+v", p)
+	}
+	// A broker without topic ids: no TopicId field, as Kafka's tool; no
+	// partitions, no configs.
+	v = newTopicView(kadm.TopicDetail{Topic: "empty"}, nil, nil, nil)
+	b.Reset()
+	if err := v.writeText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); got != "Topic: empty\tPartitionCount: 0\tReplicationFactor: 0\tConfigs: \nAll configs for topic empty are:\n" {
 		t.Errorf("description without id %q", got)
 	}
 }
@@ -245,5 +289,66 @@ func TestWithBrokerMessage(t *testing.T) {
 	other := errors.New("dial failed")
 	if err := cli.WithBrokerMessage(other, "ignored"); err != other {
 		t.Errorf("not a Kafka code: %v", err)
+	}
+}
+
+func TestTopicsPartitionGrowth(t *testing.T) {
+	for _, c := range []struct {
+		total, add       int
+		totalSet, addSet bool
+		current          int
+		want             int
+		usage, refused   string
+	}{
+		{total: 5, totalSet: true, current: 3, want: 5},
+		{add: 2, addSet: true, current: 3, want: 5},
+		{total: 3, totalSet: true, current: 3, refused: `topic "t" already has 3 partitions: --partitions is the new total and must be more than 3`},
+		{total: 2, totalSet: true, current: 3, refused: "partitions cannot be removed"},
+		{add: math.MaxInt32, addSet: true, current: 1, refused: "would pass the limit"},
+		{usage: "give --partitions N (the new total) or --num N (how many to add)"},
+		{total: 5, totalSet: true, add: 1, addSet: true, usage: "not both"},
+		{total: 0, totalSet: true, usage: "--partitions 0"},
+		{add: 0, addSet: true, usage: "--num 0"},
+		{add: -1, addSet: true, usage: "--num -1"},
+	} {
+		g, err := newPartitionGrowth(c.total, c.totalSet, c.add, c.addSet)
+		if c.usage != "" {
+			if err == nil || !strings.Contains(err.Error(), c.usage) {
+				t.Errorf("%+v: usage error %v, want %q", c, err, c.usage)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		got, err := g.target("t", c.current)
+		switch {
+		case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused)):
+			t.Errorf("%+v: %d, %v; want refused with %q", c, got, err, c.refused)
+		case c.refused == "" && (err != nil || got != c.want):
+			t.Errorf("%+v: %d, %v; want %d", c, got, err, c.want)
+		}
+	}
+}
+
+func TestTopicsConfigViewsSortedWithKafkaSourceNames(t *testing.T) {
+	v := "x"
+	views := newConfigViews([]kadm.Config{
+		{Key: "b", Value: &v, Source: kmsg.ConfigSourceGroupConfig},
+		{Key: "a", Source: kmsg.ConfigSourceClientMetricsConfig, Synonyms: []kadm.ConfigSynonym{{Key: "a", Source: kmsg.ConfigSourceDynamicDefaultBrokerConfig}}},
+		{Key: "c", Source: kmsg.ConfigSource(42)},
+	})
+	got := []string{}
+	for _, c := range views {
+		got = append(got, c.Name+":"+c.Source)
+		if c.Synonyms == nil {
+			t.Errorf("%s: nil synonyms (JSON null)", c.Name)
+		}
+	}
+	if want := "a:DYNAMIC_CLIENT_METRICS_CONFIG b:DYNAMIC_GROUP_CONFIG c:UNKNOWN"; strings.Join(got, " ") != want {
+		t.Errorf("views %q, want %q", got, want)
+	}
+	if s := views[0].Synonyms[0]; s.Source != "DYNAMIC_DEFAULT_BROKER_CONFIG" || s.Value != nil {
+		t.Errorf("synonym %+v", s)
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -41,7 +43,12 @@ const groupsRecordGap = 10 * time.Minute
 func newGroupsFixture(t *testing.T) *groupsFixture {
 	t.Helper()
 	addr := harness.FreeAddr(t)
-	startServe(t, "--data", t.TempDir(), "--listen", addr)
+	// The live group's first join need not wait out Kafka's 3 s delay.
+	props := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(props, []byte("group.initial.rebalance.delay.ms=0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startServe(t, "--data", t.TempDir(), "--listen", addr, "--config", props)
 	f := &groupsFixture{brokers: addr, t0: time.Now().Add(-2 * time.Hour).Truncate(time.Millisecond)}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -392,6 +399,16 @@ func TestGroupsUsageErrorsExitTwo(t *testing.T) {
 		{"reset-offsets", "--group", "g", "--topic", "t", "--shift-by", "x"},
 		{"reset-offsets", "--group", "g", "--topic", "t:x", "--to-earliest"},
 		{"reset-offsets", "--group", "g", "--topic", "t", "--to-earliest", "--execute", "--dry-run"},
+		{"delete", "--group", "g", "--all-groups"},
+		{"delete-offsets", "--group", "g"},
+		{"delete-offsets", "--topic", "t"},
+		{"delete-offsets", "--group", "g", "--topic", "t:x"},
+		{"describe", "--all-groups", "--group", "g"},
+		{"list", "--format", "xml"},
+		{"reset-offsets", "--all-groups", "--group", "g", "--topic", "t", "--to-earliest"},
+		{"reset-offsets", "--group", "g", "--topic", "t", "--to-current", "--to-latest"},
+		{"reset-offsets", "--group", "g", "--from-file", "f.csv", "--topic", "t"},
+		{"reset-offsets", "--group", "g", "--to-current"},
 	}
 	for _, args := range cases {
 		code, stdout, _ := runCmd(t, append([]string{"groups"}, args...)...)

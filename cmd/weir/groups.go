@@ -17,7 +17,7 @@ import (
 // usage lists them.
 var groupsCommands = []cli.Command{
 	{Name: "list", Summary: "print the consumer groups' names, one a line; --state S[,S] filters and adds a STATE column", Run: runGroupsList},
-	{Name: "describe", Summary: "print a group's partitions with committed offsets and lag, or its --members or --state, as kafka-consumer-groups.sh", Run: runGroupsDescribe},
+	{Name: "describe", Summary: "print groups' partitions with committed offsets and lag, or their --members or --state (--group G ... or --all-groups), as kafka-consumer-groups.sh", Run: runGroupsDescribe},
 	{Name: "delete", Summary: "delete consumer groups and their committed offsets: --group G [--group G ...] or --all-groups", Run: runGroupsDelete},
 	{Name: "delete-offsets", Summary: "delete one group's committed offsets of some topics or partitions: --group G --topic T[:P,P]", Run: runGroupsDeleteOffsets},
 	{Name: "reset-offsets", Summary: "plan (default), --export or --execute a reset of inactive groups' committed offsets", Run: runGroupsResetOffsets},

@@ -88,7 +88,7 @@ const resetScenarios = "--to-earliest, --to-latest, --to-current, --to-offset, -
 func parseResetFlags(name string, args []string, stderr io.Writer, now time.Time) (resetFlags, *cli.Conn, error) {
 	fs := cli.NewFlagSet(name, "(--group G ... | --all-groups) (--topic T[:P,P...] ... | --all-topics) (one of "+resetScenarios+") [--execute] [--export] [flags]", stderr)
 	conn := cli.AddConnFlags(fs)
-	f := resetFlags{sel: addGroupSelection(fs, "reset the offsets of (inactive groups only)")}
+	f := resetFlags{sel: addGroupSelection(fs, "reset the offsets of")}
 	fs.Var(&f.topics, "topic", "a topic `T` or T:0,1,2 (some partitions) to reset; repeat for several")
 	fs.BoolVar(&f.allTopics, "all-topics", false, "reset every topic the group has committed offsets for")
 	earliest := fs.Bool("to-earliest", false, "reset to the log start offset")

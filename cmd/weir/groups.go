@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -16,9 +17,10 @@ import (
 // usage lists them.
 var groupsCommands = []cli.Command{
 	{Name: "list", Summary: "print the consumer groups' names, one a line; --state S[,S] filters and adds a STATE column", Run: runGroupsList},
-	{Name: "describe", Summary: "print a group's partitions with committed offsets and lag, or its --members or --state, as kafka-consumer-groups.sh", Run: runGroupsDescribe},
-	{Name: "delete", Summary: "delete consumer groups and their committed offsets: --group G [--group G ...]", Run: runGroupsDelete},
-	{Name: "reset-offsets", Summary: "plan (default) or --execute a reset of an inactive group's committed offsets", Run: runGroupsResetOffsets},
+	{Name: "describe", Summary: "print groups' partitions with committed offsets and lag, or their --members or --state (--group G ... or --all-groups), as kafka-consumer-groups.sh", Run: runGroupsDescribe},
+	{Name: "delete", Summary: "delete consumer groups and their committed offsets: --group G [--group G ...] or --all-groups", Run: runGroupsDelete},
+	{Name: "delete-offsets", Summary: "delete one group's committed offsets of some topics or partitions: --group G --topic T[:P,P]", Run: runGroupsDeleteOffsets},
+	{Name: "reset-offsets", Summary: "plan (default), --export or --execute a reset of inactive groups' committed offsets", Run: runGroupsResetOffsets},
 }
 
 // runGroups is `weir groups <command>`: consumer group administration
@@ -54,16 +56,21 @@ func parseStates(s string) ([]string, error) {
 
 // runGroupsList is `weir groups list`. Without --state it prints the
 // groups' names, sorted; with it, the groups in those states as a GROUP
-// STATE table, as kafka-consumer-groups.sh --list --state does.
+// STATE table, as kafka-consumer-groups.sh --list --state does. --format
+// json prints every listed group with its state and protocol type.
 func runGroupsList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "groups list"
 	fs := cli.NewFlagSet(name, "[--state S[,S...]] [flags]", stderr)
 	conn := cli.AddConnFlags(fs)
+	out := cli.AddFormatFlag(fs)
 	stateFlag := fs.String("state", "", "only groups in these states (comma-separated: "+strings.Join(groupStates, ", ")+"); prints a STATE column")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := fs.NoArgs(); err != nil {
+		return err
+	}
+	if err := out.Check(); err != nil {
 		return err
 	}
 	var states []string
@@ -83,7 +90,28 @@ func runGroupsList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return adm.Explain(ctx, "list groups", err)
 	}
-	return writeGroupList(stdout, listed, states)
+	return out.Write(stdout, groupListJSON(listed, states), func(w io.Writer) error {
+		return writeGroupList(w, listed, states)
+	})
+}
+
+// listedGroupJSON is one group of `weir groups list --format json`.
+type listedGroupJSON struct {
+	Group        string `json:"group"`
+	State        string `json:"state"`
+	ProtocolType string `json:"protocol_type"`
+}
+
+// groupListJSON returns the groups of listed in one of states (all when
+// empty), sorted by name.
+func groupListJSON(listed kadm.ListedGroups, states []string) []listedGroupJSON {
+	out := []listedGroupJSON{}
+	for _, g := range listed.Sorted() {
+		if len(states) == 0 || slices.ContainsFunc(states, func(s string) bool { return strings.EqualFold(g.State, s) }) {
+			out = append(out, listedGroupJSON{Group: g.Group, State: g.State, ProtocolType: g.ProtocolType})
+		}
+	}
+	return out
 }
 
 // writeGroupList prints listed: names only when states is empty, else the
@@ -100,12 +128,8 @@ func writeGroupList(w io.Writer, listed kadm.ListedGroups, states []string) erro
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "GROUP\tSTATE")
-	for _, g := range listed.Sorted() {
-		for _, s := range states {
-			if strings.EqualFold(g.State, s) {
-				fmt.Fprintf(tw, "%s\t%s\n", g.Group, g.State)
-			}
-		}
+	for _, g := range groupListJSON(listed, states) {
+		fmt.Fprintf(tw, "%s\t%s\n", g.Group, g.State)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write output: %w", err)
@@ -126,23 +150,63 @@ func (l *groupList) Set(s string) error {
 	return nil
 }
 
+// groupSelection is the --group (repeatable) and --all-groups flags of a
+// command that acts on groups, as kafka-consumer-groups.sh takes them.
+type groupSelection struct {
+	groups groupList
+	all    bool
+}
+
+// addGroupSelection registers --group and --all-groups on fs; what says
+// what is done to the groups ("describe").
+func addGroupSelection(fs *cli.FlagSet, what string) *groupSelection {
+	s := &groupSelection{}
+	fs.Var(&s.groups, "group", "a group `G` to "+what+"; repeat for several")
+	fs.BoolVar(&s.all, "all-groups", false, what+" every group the brokers list")
+	return s
+}
+
+// check returns the mistake in the flags, if any: exactly one of --group
+// and --all-groups is needed.
+func (s *groupSelection) check() error {
+	switch {
+	case len(s.groups) == 0 && !s.all:
+		return errors.New("name the groups: --group G or --all-groups")
+	case len(s.groups) > 0 && s.all:
+		return errors.New("--group and --all-groups exclude each other")
+	}
+	return nil
+}
+
+// resolve returns the groups selected: those named, in command-line order,
+// or every listed group, sorted.
+func (s *groupSelection) resolve(ctx context.Context, adm *cli.Admin) ([]string, error) {
+	if !s.all {
+		return slices.Clone(s.groups), nil
+	}
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		return nil, adm.Explain(ctx, "list groups", err)
+	}
+	return listed.Groups(), nil
+}
+
 // runGroupsDelete is `weir groups delete`. It prints what
 // kafka-consumer-groups.sh --delete prints and fails when any group could
 // not be deleted (a group with members answers NON_EMPTY_GROUP).
 func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "groups delete"
-	fs := cli.NewFlagSet(name, "--group G [--group G ...] [flags]", stderr)
+	fs := cli.NewFlagSet(name, "(--group G [--group G ...] | --all-groups) [flags]", stderr)
 	conn := cli.AddConnFlags(fs)
-	var groups groupList
-	fs.Var(&groups, "group", "a group to delete (required); repeat for several")
+	sel := addGroupSelection(fs, "delete")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := fs.NoArgs(); err != nil {
 		return err
 	}
-	if len(groups) == 0 {
-		return fs.UsageError(errors.New("--group is required"))
+	if err := sel.check(); err != nil {
+		return fs.UsageError(err)
 	}
 	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
@@ -150,11 +214,18 @@ func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	defer cancel()
 	defer adm.Close()
+	groups, err := sel.resolve(ctx, adm)
+	if err != nil {
+		return err
+	}
+	if len(groups) == 0 {
+		return writeLine(stdout, "There are no consumer groups to delete.")
+	}
 	resps, err := adm.DeleteGroups(ctx, groups...)
 	if err != nil {
 		return adm.Explain(ctx, "delete groups", err)
 	}
-	var failed []string
+	var failed, deleted []string
 	var errs []error
 	for _, g := range groups {
 		r, ok := resps[g]
@@ -162,8 +233,10 @@ func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 		case !ok:
 			r.Err = errors.New("the broker did not answer for it")
 		case r.Err == nil:
+			deleted = append(deleted, g)
 			continue
 		}
+		r.Err = cli.Explain(r.Err)
 		failed = append(failed, fmt.Sprintf("* Group '%s' could not be deleted due to: %v", g, r.Err))
 		errs = append(errs, fmt.Errorf("delete group %q: %w", g, r.Err))
 	}
@@ -172,6 +245,11 @@ func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	if err := writeLine(stdout, "Deletion of some consumer groups failed:\n%s", strings.Join(failed, "\n")); err != nil {
 		return err
+	}
+	if len(deleted) > 0 {
+		if err := writeLine(stdout, "\nThese consumer groups were deleted successfully: %s", quoteGroups(deleted)); err != nil {
+			return err
+		}
 	}
 	return errors.Join(errs...)
 }

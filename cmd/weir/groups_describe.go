@@ -24,17 +24,19 @@ const (
 	viewState                       // --state
 )
 
-// runGroupsDescribe is `weir groups describe`: for each --group, its
-// partitions with committed offsets, log end offsets and lag and the member
-// consuming each (default), its members (--members, with their assignment
-// under --verbose), or its state (--state), in the columns of
-// kafka-consumer-groups.sh --describe.
+// runGroupsDescribe is `weir groups describe`: for each --group (or every
+// group, --all-groups), its partitions with committed offsets, log end
+// offsets and lag and the member consuming each (default), its members
+// (--members, with their assignment under --verbose), or its state
+// (--state), in the columns of kafka-consumer-groups.sh --describe, one
+// table a group with a blank line between. --format json prints the same
+// as one document.
 func runGroupsDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "groups describe"
-	fs := cli.NewFlagSet(name, "--group G [--group G ...] [--members [--verbose] | --state] [flags]", stderr)
+	fs := cli.NewFlagSet(name, "(--group G [--group G ...] | --all-groups) [--members [--verbose] | --state] [flags]", stderr)
 	conn := cli.AddConnFlags(fs)
-	var groups groupList
-	fs.Var(&groups, "group", "a group to describe (required); repeat for several")
+	out := cli.AddFormatFlag(fs)
+	sel := addGroupSelection(fs, "describe")
 	members := fs.Bool("members", false, "print the members: CONSUMER-ID HOST CLIENT-ID #PARTITIONS")
 	verbose := fs.Bool("verbose", false, "with --members, add each member's ASSIGNMENT")
 	state := fs.Bool("state", false, "print the coordinator, assignment strategy, state and member count")
@@ -44,11 +46,13 @@ func runGroupsDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err := fs.NoArgs(); err != nil {
 		return err
 	}
+	if err := out.Check(); err != nil {
+		return err
+	}
 	view := viewOffsets
-	var err error
+	err := sel.check()
 	switch {
-	case len(groups) == 0:
-		err = errors.New("--group is required")
+	case err != nil:
 	case *members && *state:
 		err = errors.New("--members and --state exclude each other")
 	case *verbose && !*members:
@@ -67,46 +71,66 @@ func runGroupsDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	defer cancel()
 	defer adm.Close()
+	groups, err := sel.resolve(ctx, adm)
+	if err != nil || len(groups) == 0 {
+		return err
+	}
 	// kadm may reorder the slice it is given: keep the command line order.
 	lags, err := adm.Lag(ctx, slices.Clone(groups)...)
 	if err != nil {
 		return adm.Explain(ctx, "describe groups", err)
 	}
 	var errs []error
-	for i, g := range groups {
-		if i > 0 {
-			if err := writeLine(stdout, ""); err != nil {
+	var described []kadm.DescribedGroupLag
+	for _, g := range groups {
+		l := lags[g]
+		if err := checkDescribed(g, l, view); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		described = append(described, l)
+	}
+	werr := out.Write(stdout, describedJSON(described, view), func(w io.Writer) error {
+		for i, l := range described {
+			if i > 0 {
+				if err := writeLine(w, ""); err != nil {
+					return err
+				}
+			}
+			if err := writeDescribed(w, stderr, l, view, *verbose); err != nil {
 				return err
 			}
 		}
-		if err := describeOne(stdout, stderr, g, lags[g], view, *verbose); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+		return nil
+	})
+	return errors.Join(append(errs, werr)...)
 }
 
-// describeOne prints one group's view, a note on stderr when the group is
-// rebalancing or has no members, and returns an error when the group could
-// not be described or does not exist.
-func describeOne(stdout, stderr io.Writer, group string, l kadm.DescribedGroupLag, view describeView, verbose bool) error {
-	if l.Group == "" {
-		return fmt.Errorf("describe group %q: the broker did not answer for it", group)
-	}
+// checkDescribed returns an error when group could not be described or
+// does not exist.
+func checkDescribed(group string, l kadm.DescribedGroupLag, view describeView) error {
 	switch {
+	case l.Group == "":
+		return fmt.Errorf("describe group %q: the broker did not answer for it", group)
 	case errors.Is(l.DescribeErr, kerr.GroupIDNotFound), l.DescribeErr == nil && l.State == "Dead":
 		return fmt.Errorf("consumer group '%s' does not exist", group)
 	case l.DescribeErr != nil:
-		return fmt.Errorf("describe group %q: %w", group, l.DescribeErr)
+		return fmt.Errorf("describe group %q: %w", group, cli.Explain(l.DescribeErr))
 	case l.FetchErr != nil && view == viewOffsets:
-		return fmt.Errorf("fetch the committed offsets of group %q: %w", group, l.FetchErr)
+		return fmt.Errorf("fetch the committed offsets of group %q: %w", group, cli.Explain(l.FetchErr))
 	}
+	return nil
+}
+
+// writeDescribed prints one group's view, with a note on stderr when the
+// group is rebalancing or has no members, as Kafka's tool does.
+func writeDescribed(stdout, stderr io.Writer, l kadm.DescribedGroupLag, view describeView, verbose bool) error {
 	switch {
 	case view == viewState:
 	case l.State == "PreparingRebalance" || l.State == "CompletingRebalance":
-		fmt.Fprintf(stderr, "Warning: Consumer group '%s' is rebalancing.\n", group)
+		fmt.Fprintf(stderr, "Warning: Consumer group '%s' is rebalancing.\n", l.Group)
 	case len(l.Members) == 0:
-		fmt.Fprintf(stderr, "Consumer group '%s' has no active members.\n", group)
+		fmt.Fprintf(stderr, "Consumer group '%s' has no active members.\n", l.Group)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	switch view {
@@ -124,36 +148,29 @@ func describeOne(stdout, stderr io.Writer, group string, l kadm.DescribedGroupLa
 }
 
 // writeOffsets prints GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET
-// LAG CONSUMER-ID HOST CLIENT-ID, one line per partition the group is
-// assigned or has an offset committed for, sorted by topic and partition,
-// then one line per member without partitions. LAG is the log end offset
-// minus the committed offset; "-" stands for what is unknown (no commit,
-// no member).
+// LAG CONSUMER-ID HOST CLIENT-ID, the rows of offsetRows with "-" for what
+// is unknown.
 func writeOffsets(w io.Writer, l kadm.DescribedGroupLag) {
 	fmt.Fprintln(w, "GROUP\tTOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG\tCONSUMER-ID\tHOST\tCLIENT-ID")
-	withPartitions := make(map[string]bool)
-	for _, p := range l.Lag.Sorted() {
-		current, end, lag := "-", "-", "-"
-		if p.Commit.At >= 0 {
-			current = strconv.FormatInt(p.Commit.At, 10)
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
 		}
-		if p.End.Err == nil && p.End.Offset >= 0 {
-			end = strconv.FormatInt(p.End.Offset, 10)
-			if p.Commit.At >= 0 {
-				lag = strconv.FormatInt(p.End.Offset-p.Commit.At, 10)
-			}
-		}
-		consumer, host, client := "-", "-", "-"
-		if m := p.Member; m != nil {
-			consumer, host, client = m.MemberID, m.ClientHost, m.ClientID
-			withPartitions[m.MemberID] = true
-		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Group, p.Topic, p.Partition, current, end, lag, consumer, host, client)
+		return s
 	}
-	for _, m := range sortedMembers(l.Members) {
-		if !withPartitions[m.MemberID] {
-			fmt.Fprintf(w, "%s\t-\t-\t-\t-\t-\t%s\t%s\t%s\n", l.Group, m.MemberID, m.ClientHost, m.ClientID)
+	number := func(n *int64) string {
+		if n == nil {
+			return "-"
 		}
+		return strconv.FormatInt(*n, 10)
+	}
+	for _, r := range offsetRows(l) {
+		partition := "-"
+		if r.Partition >= 0 {
+			partition = strconv.Itoa(int(r.Partition))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Group, dash(r.Topic), partition,
+			number(r.CurrentOffset), number(r.LogEndOffset), number(r.Lag), dash(r.ConsumerID), dash(r.Host), dash(r.ClientID))
 	}
 }
 
@@ -178,19 +195,16 @@ func writeMembers(w io.Writer, l kadm.DescribedGroupLag, verbose bool) {
 // memberAssignment returns how many partitions m is assigned and the
 // assignment formatted "topic(0,1),other(2)" ("-" when none).
 func memberAssignment(m kadm.DescribedGroupMember) (int, string) {
-	c, ok := m.Assigned.AsConsumer()
-	if !ok || len(c.Topics) == 0 {
+	topics := memberTopics(m)
+	if len(topics) == 0 {
 		return 0, "-"
 	}
 	n := 0
-	var parts []string
-	for _, t := range c.Topics {
-		ps := slices.Clone(t.Partitions)
-		slices.Sort(ps)
-		n += len(ps)
-		parts = append(parts, t.Topic+"("+joinInt32s(ps)+")")
+	parts := make([]string, len(topics))
+	for i, t := range topics {
+		n += len(t.Partitions)
+		parts[i] = t.Topic + "(" + joinInt32s(t.Partitions) + ")"
 	}
-	slices.Sort(parts)
 	return n, strings.Join(parts, ",")
 }
 

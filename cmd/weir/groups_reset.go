@@ -5,96 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/weirmq/weir/internal/cli"
 )
-
-// resetKind is the scenario of `weir groups reset-offsets`.
-type resetKind int
-
-const (
-	resetEarliest resetKind = iota + 1 // --to-earliest
-	resetLatest                        // --to-latest
-	resetToOffset                      // --to-offset N
-	resetShiftBy                       // --shift-by N
-)
-
-// resetSpec is the scenario and its number.
-type resetSpec struct {
-	kind resetKind
-	n    int64
-}
-
-// partitionOffsets are what the plan of one partition is computed from:
-// the group's committed offset (-1 for none) and the log start and end
-// offsets.
-type partitionOffsets struct {
-	topic     string
-	partition int32
-	committed int64
-	start     int64
-	end       int64
-}
-
-// plannedOffset is one partition's new offset.
-type plannedOffset struct {
-	topic     string
-	partition int32
-	offset    int64
-}
-
-// planReset computes the new offset of each partition, in topic and
-// partition order. As Kafka's tool does, --to-offset and --shift-by
-// results are clamped into [start, end], and --shift-by needs a committed
-// offset.
-func planReset(spec resetSpec, parts []partitionOffsets) ([]plannedOffset, error) {
-	plan := make([]plannedOffset, 0, len(parts))
-	for _, p := range parts {
-		var at int64
-		switch spec.kind {
-		case resetEarliest:
-			at = p.start
-		case resetLatest:
-			at = p.end
-		case resetToOffset:
-			at = clamp(spec.n, p.start, p.end)
-		case resetShiftBy:
-			if p.committed < 0 {
-				return nil, fmt.Errorf("cannot shift the offset of %s-%d: the group has no committed offset there", p.topic, p.partition)
-			}
-			at = clamp(addSaturating(p.committed, spec.n), p.start, p.end)
-		default:
-			return nil, fmt.Errorf("reset scenario %d unknown", spec.kind)
-		}
-		plan = append(plan, plannedOffset{topic: p.topic, partition: p.partition, offset: at})
-	}
-	slices.SortFunc(plan, func(a, b plannedOffset) int {
-		if c := strings.Compare(a.topic, b.topic); c != 0 {
-			return c
-		}
-		return int(a.partition) - int(b.partition)
-	})
-	return plan, nil
-}
-
-func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
-
-// addSaturating returns a+b, held at the int64 limits.
-func addSaturating(a, b int64) int64 {
-	switch {
-	case b > 0 && a > math.MaxInt64-b:
-		return math.MaxInt64
-	case b < 0 && a < math.MinInt64-b:
-		return math.MinInt64
-	}
-	return a + b
-}
 
 // topicSelection is a --topic value: a topic and its partitions (all when
 // nil).
@@ -106,7 +26,18 @@ type topicSelection struct {
 // topicSelections is the repeatable --topic flag: "T" or "T:0,1,2".
 type topicSelections []topicSelection
 
-func (s *topicSelections) String() string { return "" }
+// String returns the values as given, comma-separated.
+func (s *topicSelections) String() string {
+	var out []string
+	for _, sel := range *s {
+		v := sel.topic
+		if sel.partitions != nil {
+			v += ":" + joinInt32s(sel.partitions)
+		}
+		out = append(out, v)
+	}
+	return strings.Join(out, ", ")
+}
 
 func (s *topicSelections) Set(v string) error {
 	topic, list, hasList := strings.Cut(v, ":")
@@ -129,28 +60,48 @@ func (s *topicSelections) Set(v string) error {
 
 // resetFlags are the parsed flags of `weir groups reset-offsets`.
 type resetFlags struct {
-	group     string
+	sel       *groupSelection
 	topics    topicSelections
 	allTopics bool
 	spec      resetSpec
+	fromFile  string
 	execute   bool
 	dryRun    bool
+	export    bool
 }
 
-// parseResetFlags reads and checks the flags of `weir groups reset-offsets`.
-func parseResetFlags(name string, args []string, stderr io.Writer) (resetFlags, *cli.Conn, error) {
-	fs := cli.NewFlagSet(name, "--group G (--topic T[:P,P...] ... | --all-topics) (--to-earliest | --to-latest | --to-offset N | --shift-by N) [--execute] [flags]", stderr)
+// singleGroup returns the group when exactly one --group was given: then
+// --export and --from-file use lines without a group column, as Kafka's
+// tool does.
+func (f resetFlags) singleGroup() string {
+	if len(f.sel.groups) == 1 {
+		return f.sel.groups[0]
+	}
+	return ""
+}
+
+// resetScenarios names the scenario flags, for the usage and its errors.
+const resetScenarios = "--to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration, --from-file"
+
+// parseResetFlags reads and checks the flags of `weir groups
+// reset-offsets`; now is the time --by-duration counts back from.
+func parseResetFlags(name string, args []string, stderr io.Writer, now time.Time) (resetFlags, *cli.Conn, error) {
+	fs := cli.NewFlagSet(name, "(--group G ... | --all-groups) (--topic T[:P,P...] ... | --all-topics) (one of "+resetScenarios+") [--execute] [--export] [flags]", stderr)
 	conn := cli.AddConnFlags(fs)
-	var f resetFlags
-	fs.StringVar(&f.group, "group", "", "the group whose offsets to reset (required); it must have no members")
+	f := resetFlags{sel: addGroupSelection(fs, "reset the offsets of")}
 	fs.Var(&f.topics, "topic", "a topic `T` or T:0,1,2 (some partitions) to reset; repeat for several")
 	fs.BoolVar(&f.allTopics, "all-topics", false, "reset every topic the group has committed offsets for")
 	earliest := fs.Bool("to-earliest", false, "reset to the log start offset")
 	latest := fs.Bool("to-latest", false, "reset to the log end offset")
+	current := fs.Bool("to-current", false, "reset to the committed offset (the log end offset where there is none)")
 	toOffset := fs.String("to-offset", "", "reset to offset `N`, held within the log's start and end")
 	shiftBy := fs.String("shift-by", "", "move the committed offset by `N` (negative moves back), held within the log")
+	datetime := fs.String("to-datetime", "", "reset to the first record at or after `YYYY-MM-DDTHH:mm:SS.sss` (UTC unless a zone follows: Z, +HH, +HHMM, +HH:MM)")
+	duration := fs.String("by-duration", "", "reset to the first record at or after now minus the ISO-8601 duration `PnDTnHnMn.nS` (PT30M, P1DT12H)")
+	fs.StringVar(&f.fromFile, "from-file", "", "reset to the offsets of a CSV `FILE` as --export prints it (topic,partition,offset or group,topic,partition,offset lines)")
 	fs.BoolVar(&f.execute, "execute", false, "commit the new offsets; without it only the plan is printed")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan only (the default)")
+	fs.BoolVar(&f.export, "export", false, "print the plan as CSV lines --from-file reads, instead of a table")
 	if err := fs.Parse(args); err != nil {
 		return f, conn, err
 	}
@@ -158,11 +109,13 @@ func parseResetFlags(name string, args []string, stderr io.Writer) (resetFlags, 
 		return f, conn, err
 	}
 	var scenarios []resetSpec
-	if *earliest {
-		scenarios = append(scenarios, resetSpec{kind: resetEarliest})
-	}
-	if *latest {
-		scenarios = append(scenarios, resetSpec{kind: resetLatest})
+	for _, b := range []struct {
+		set  bool
+		kind resetKind
+	}{{*earliest, resetEarliest}, {*latest, resetLatest}, {*current, resetToCurrent}, {f.fromFile != "", resetFromFile}} {
+		if b.set {
+			scenarios = append(scenarios, resetSpec{kind: b.kind})
+		}
 	}
 	var err error
 	for _, s := range []struct {
@@ -181,16 +134,29 @@ func parseResetFlags(name string, args []string, stderr io.Writer) (resetFlags, 
 		}
 		scenarios = append(scenarios, resetSpec{kind: s.kind, n: n})
 	}
+	if *datetime != "" {
+		ms, perr := parseResetDatetime(*datetime)
+		err = errors.Join(err, perr)
+		scenarios = append(scenarios, resetSpec{kind: resetToTime, n: ms})
+	}
+	if *duration != "" {
+		d, perr := parseISODuration(*duration)
+		err = errors.Join(err, perr)
+		scenarios = append(scenarios, resetSpec{kind: resetToTime, n: now.Add(-d).UnixMilli()})
+	}
+	scoped := len(f.topics) > 0 || f.allTopics
 	switch {
 	case err != nil:
-	case f.group == "":
-		err = errors.New("--group is required")
-	case len(f.topics) == 0 && !f.allTopics:
-		err = errors.New("name the topics: --topic T or --all-topics")
+	case f.sel.check() != nil:
+		err = f.sel.check()
+	case len(scenarios) != 1:
+		err = errors.New("give exactly one of " + resetScenarios)
 	case len(f.topics) > 0 && f.allTopics:
 		err = errors.New("--topic and --all-topics exclude each other")
-	case len(scenarios) != 1:
-		err = errors.New("give exactly one of --to-earliest, --to-latest, --to-offset, --shift-by")
+	case f.fromFile != "" && scoped:
+		err = errors.New("--from-file takes its partitions from the file: drop --topic and --all-topics")
+	case f.fromFile == "" && !scoped:
+		err = errors.New("name the topics: --topic T or --all-topics")
 	case f.execute && f.dryRun:
 		err = errors.New("--execute and --dry-run exclude each other")
 	}
@@ -203,13 +169,20 @@ func parseResetFlags(name string, args []string, stderr io.Writer) (resetFlags, 
 
 // runGroupsResetOffsets is `weir groups reset-offsets`. Like
 // kafka-consumer-groups.sh --reset-offsets it refuses a group with members
-// (state other than Empty or Dead), prints the plan as GROUP TOPIC
-// PARTITION NEW-OFFSET, and commits it only with --execute.
+// (state other than Empty or Dead), warns on stderr where an offset is
+// moved into the log, prints the plan as GROUP TOPIC PARTITION NEW-OFFSET
+// (or as CSV with --export), and commits it only with --execute.
 func runGroupsResetOffsets(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "groups reset-offsets"
-	f, conn, err := parseResetFlags(name, args, stderr)
+	f, conn, err := parseResetFlags(name, args, stderr, time.Now())
 	if err != nil {
 		return err
+	}
+	var fromFile map[string][]fileOffset
+	if f.fromFile != "" {
+		if fromFile, err = readResetFile(f.fromFile, f.singleGroup()); err != nil {
+			return err
+		}
 	}
 	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
@@ -217,53 +190,127 @@ func runGroupsResetOffsets(ctx context.Context, args []string, stdout, stderr io
 	}
 	defer cancel()
 	defer adm.Close()
-	described, err := adm.DescribeGroups(ctx, f.group)
-	if err != nil {
-		return adm.Explain(ctx, fmt.Sprintf("describe group %q", f.group), err)
-	}
-	if d, ok := described[f.group]; ok && d.Err == nil && d.State != "Empty" && d.State != "Dead" {
-		return fmt.Errorf("assignments can only be reset if the group '%s' is inactive, but the current state is %s", f.group, d.State)
-	}
-	parts, err := resetInputs(ctx, adm, f)
+	groups, err := f.sel.resolve(ctx, adm)
 	if err != nil {
 		return err
+	}
+	var described kadm.DescribedGroups
+	if len(groups) > 0 {
+		if described, err = adm.DescribeGroups(ctx, groups...); err != nil {
+			return adm.Explain(ctx, "describe groups", err)
+		}
+	}
+	if !f.execute && !f.dryRun {
+		fmt.Fprintln(stderr, "WARN: no action is performed as the --execute option is missing; printing the plan only.")
+	}
+	var plans []groupPlan
+	var errs []error
+	for _, g := range groups {
+		plan, err := resetGroup(ctx, adm, f, g, described[g], fromFile, stderr)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		plans = append(plans, groupPlan{group: g, offsets: plan})
+	}
+	var werr error
+	if f.export {
+		werr = writeResetCSV(stdout, plans, f.singleGroup() == "")
+	} else if len(plans) > 0 {
+		werr = writePlan(stdout, plans)
+	}
+	return errors.Join(append(errs, werr)...)
+}
+
+// resetGroup plans the reset of one group, prints the plan's warnings to
+// stderr and, with --execute, commits it.
+func resetGroup(ctx context.Context, adm *cli.Admin, f resetFlags, group string, d kadm.DescribedGroup, fromFile map[string][]fileOffset, stderr io.Writer) ([]plannedOffset, error) {
+	switch {
+	case d.Group == "":
+		return nil, fmt.Errorf("describe group %q: the broker did not answer for it", group)
+	case d.Err != nil:
+		return nil, fmt.Errorf("describe group %q: %w", group, cli.Explain(d.Err))
+	case d.State != "Empty" && d.State != "Dead":
+		return nil, fmt.Errorf("assignments can only be reset if the group '%s' is inactive, but the current state is %s", group, d.State)
+	}
+	var rows []fileOffset
+	if f.spec.kind == resetFromFile {
+		if rows = fromFile[group]; len(rows) == 0 {
+			return nil, fmt.Errorf("no reset plan for group %s found in %s", group, f.fromFile)
+		}
+	}
+	parts, err := resetInputs(ctx, adm, f, group, rows)
+	if err != nil {
+		return nil, err
 	}
 	plan, err := planReset(f.spec, parts)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("group %q: %w", group, err)
+	}
+	for _, w := range plan.warnings {
+		fmt.Fprintf(stderr, "WARN: %s\n", w)
 	}
 	if f.execute {
-		if err := commitPlan(ctx, adm, f.group, plan); err != nil {
-			return err
+		if err := commitPlan(ctx, adm, group, plan.offsets); err != nil {
+			return nil, err
 		}
-	} else if !f.dryRun {
-		fmt.Fprintln(stderr, "WARN: no action is performed as the --execute option is missing; printing the plan only.")
 	}
-	return writePlan(stdout, f.group, plan)
+	return plan.offsets, nil
 }
 
-// resetInputs collects the committed, start and end offsets of the
-// partitions f selects.
-func resetInputs(ctx context.Context, adm *cli.Admin, f resetFlags) ([]partitionOffsets, error) {
-	committed, err := adm.FetchOffsets(ctx, f.group)
+// readResetFile reads a --from-file plan.
+func readResetFile(path, single string) (map[string][]fileOffset, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--from-file: %w", err)
+	}
+	defer file.Close()
+	plans, err := parseResetCSV(file, single)
+	if err != nil {
+		return nil, fmt.Errorf("--from-file %s: %w", path, err)
+	}
+	return plans, nil
+}
+
+// resetInputs collects the committed, start and end offsets (and the
+// offsets at the time, or the file's) of the partitions of group that f
+// selects, or that rows name.
+func resetInputs(ctx context.Context, adm *cli.Admin, f resetFlags, group string, rows []fileOffset) ([]partitionOffsets, error) {
+	committed, err := adm.FetchOffsets(ctx, group)
 	if err == nil {
 		err = committed.Error()
 	}
 	if err != nil {
-		return nil, adm.Explain(ctx, fmt.Sprintf("fetch the offsets of group %q", f.group), err)
+		return nil, adm.Explain(ctx, fmt.Sprintf("fetch the offsets of group %q", group), err)
 	}
 	selections := f.topics
-	if f.allTopics {
+	requested := make(map[string]map[int32]int64)
+	switch {
+	case f.allTopics:
 		for _, t := range committed.Partitions().Sorted() {
 			selections = append(selections, topicSelection{topic: t.Topic, partitions: t.Partitions})
 		}
 		if len(selections) == 0 {
-			return nil, fmt.Errorf("group %q has no committed offsets: nothing to reset", f.group)
+			return nil, fmt.Errorf("group %q has no committed offsets: nothing to reset", group)
+		}
+	case rows != nil:
+		set := make(kadm.TopicsSet)
+		for _, r := range rows {
+			set.Add(r.topic, r.partition)
+			if requested[r.topic] == nil {
+				requested[r.topic] = make(map[int32]int64)
+			}
+			requested[r.topic][r.partition] = r.offset
+		}
+		for _, t := range set.Sorted() {
+			selections = append(selections, topicSelection{topic: t.Topic, partitions: t.Partitions})
 		}
 	}
 	var topics []string
 	for _, s := range selections {
-		topics = append(topics, s.topic)
+		if !slices.Contains(topics, s.topic) {
+			topics = append(topics, s.topic)
+		}
 	}
 	starts, err := adm.ListStartOffsets(ctx, topics...)
 	if err != nil {
@@ -273,26 +320,43 @@ func resetInputs(ctx context.Context, adm *cli.Admin, f resetFlags) ([]partition
 	if err != nil {
 		return nil, adm.Explain(ctx, "list log end offsets", err)
 	}
+	var atTime kadm.ListedOffsets
+	if f.spec.kind == resetToTime {
+		if atTime, err = adm.ListOffsetsAfterMilli(ctx, f.spec.n, topics...); err != nil {
+			return nil, adm.Explain(ctx, "list offsets by time", err)
+		}
+	}
 	var parts []partitionOffsets
+	seen := make(map[string]map[int32]bool)
 	for _, s := range selections {
 		ps, err := selectedPartitions(s, starts)
 		if err != nil {
 			return nil, err
 		}
+		if seen[s.topic] == nil {
+			seen[s.topic] = make(map[int32]bool)
+		}
 		for _, p := range ps {
-			start, err := listedOffset(starts, s.topic, p)
-			if err != nil {
+			if seen[s.topic][p] {
+				continue
+			}
+			seen[s.topic][p] = true
+			part := partitionOffsets{topic: s.topic, partition: p, committed: -1, atTime: -1, requested: requested[s.topic][p]}
+			if part.start, err = listedOffset(starts, s.topic, p); err != nil {
 				return nil, err
 			}
-			end, err := listedOffset(ends, s.topic, p)
-			if err != nil {
+			if part.end, err = listedOffset(ends, s.topic, p); err != nil {
 				return nil, err
 			}
-			c := int64(-1)
+			if atTime != nil {
+				if part.atTime, err = listedOffset(atTime, s.topic, p); err != nil {
+					return nil, err
+				}
+			}
 			if o, ok := committed.Lookup(s.topic, p); ok && o.Err == nil {
-				c = o.At
+				part.committed = o.At
 			}
-			parts = append(parts, partitionOffsets{topic: s.topic, partition: p, committed: c, start: start, end: end})
+			parts = append(parts, part)
 		}
 	}
 	return parts, nil
@@ -307,7 +371,7 @@ func selectedPartitions(s topicSelection, listed kadm.ListedOffsets) ([]int32, e
 	}
 	for _, o := range all {
 		if o.Err != nil {
-			return nil, fmt.Errorf("topic %q: %w", s.topic, o.Err)
+			return nil, fmt.Errorf("topic %q: %w", s.topic, cli.Explain(o.Err))
 		}
 	}
 	if s.partitions != nil {
@@ -328,7 +392,7 @@ func listedOffset(listed kadm.ListedOffsets, topic string, p int32) (int64, erro
 	case !ok:
 		return 0, fmt.Errorf("topic %q has no partition %d", topic, p)
 	case o.Err != nil:
-		return 0, fmt.Errorf("list offsets of %s-%d: %w", topic, p, o.Err)
+		return 0, fmt.Errorf("list offsets of %s-%d: %w", topic, p, cli.Explain(o.Err))
 	}
 	return o.Offset, nil
 }
@@ -349,12 +413,15 @@ func commitPlan(ctx context.Context, adm *cli.Admin, group string, plan []planne
 	return nil
 }
 
-// writePlan prints GROUP TOPIC PARTITION NEW-OFFSET.
-func writePlan(w io.Writer, group string, plan []plannedOffset) error {
+// writePlan prints GROUP TOPIC PARTITION NEW-OFFSET, one table for all
+// the groups.
+func writePlan(w io.Writer, plans []groupPlan) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tNEW-OFFSET")
-	for _, p := range plan {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", group, p.topic, p.partition, p.offset)
+	for _, g := range plans {
+		for _, p := range g.offsets {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", g.group, p.topic, p.partition, p.offset)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write output: %w", err)

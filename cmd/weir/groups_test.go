@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,39 +16,57 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/weirmq/weir/internal/harness"
 )
 
-// groupsFixture is a kfake broker with topic "orders" of three partitions
-// holding 4, 6 and 8 records; group "idle" has offsets 1, 2 and 3
-// committed and no members; group "live" has one member, client id
-// "weir-groups-test", assigned every partition, with offsets 2 (partition
-// 0) and 5 (partition 1) committed and none for partition 2.
+// groupsFixture is a `weir serve` process with topic "orders" of three
+// partitions holding 4, 6 and 8 records, record i of each partition
+// stamped t0 + i*10 minutes (t0 is two hours ago); group "idle" has
+// offsets 1, 2 and 3 committed and no members; group "live" has one
+// member, client id "weir-groups-test", assigned every partition, with
+// offsets 2 (partition 0) and 5 (partition 1) committed and none for
+// partition 2.
 type groupsFixture struct {
 	brokers  string
 	adm      *kadm.Client
 	memberID string
+	t0       time.Time
 }
 
 const groupsTopic = "orders"
 
 var groupsEnds = []int64{4, 6, 8}
 
+// groupsRecordGap is the time between the records of a partition.
+const groupsRecordGap = 10 * time.Minute
+
 func newGroupsFixture(t *testing.T) *groupsFixture {
 	t.Helper()
-	f := &groupsFixture{brokers: startKfake(t, 3, groupsTopic)}
+	addr := harness.FreeAddr(t)
+	// The live group's first join need not wait out Kafka's 3 s delay.
+	props := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(props, []byte("group.initial.rebalance.delay.ms=0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startServe(t, "--data", t.TempDir(), "--listen", addr, "--config", props)
+	f := &groupsFixture{brokers: addr, t0: time.Now().Add(-2 * time.Hour).Truncate(time.Millisecond)}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 
 	producer := newTestClient(t, f.brokers, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	f.adm = kadm.NewClient(producer)
+	if _, err := f.adm.CreateTopic(ctx, int32(len(groupsEnds)), 1, nil, groupsTopic); err != nil {
+		t.Fatal(err)
+	}
 	for p, n := range groupsEnds {
-		for range n {
-			r := &kgo.Record{Topic: groupsTopic, Partition: int32(p), Value: []byte("v")}
+		for i := range n {
+			ts := f.t0.Add(time.Duration(i) * groupsRecordGap)
+			r := &kgo.Record{Topic: groupsTopic, Partition: int32(p), Value: []byte("v"), Timestamp: ts}
 			if err := producer.ProduceSync(ctx, r).FirstErr(); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	f.adm = kadm.NewClient(producer)
 	idle := make(kadm.Offsets)
 	for p := range 3 {
 		idle.Add(kadm.Offset{Topic: groupsTopic, Partition: int32(p), At: int64(p + 1), LeaderEpoch: -1})
@@ -307,18 +327,33 @@ func TestGroupsResetOffsets(t *testing.T) {
 
 func TestPlanReset(t *testing.T) {
 	parts := []partitionOffsets{
-		{topic: "b", partition: 0, committed: 5, start: 2, end: 10},
-		{topic: "a", partition: 1, committed: -1, start: 0, end: 3},
-		{topic: "a", partition: 0, committed: 1, start: 1, end: 1},
+		{topic: "b", partition: 0, committed: 5, start: 2, end: 10, atTime: 7, requested: 1},
+		{topic: "a", partition: 1, committed: -1, start: 0, end: 3, atTime: 3, requested: 2},
+		{topic: "a", partition: 0, committed: 1, start: 1, end: 1, atTime: -1, requested: 1},
 	}
 	cases := []struct {
-		spec resetSpec
-		want []int64 // a-0, a-1, b-0
+		spec     resetSpec
+		want     []int64 // a-0, a-1, b-0
+		warnings []string
 	}{
-		{resetSpec{kind: resetEarliest}, []int64{1, 0, 2}},
-		{resetSpec{kind: resetLatest}, []int64{1, 3, 10}},
-		{resetSpec{kind: resetToOffset, n: 4}, []int64{1, 3, 4}},
-		{resetSpec{kind: resetToOffset, n: 0}, []int64{1, 0, 2}},
+		{resetSpec{kind: resetEarliest}, []int64{1, 0, 2}, nil},
+		{resetSpec{kind: resetLatest}, []int64{1, 3, 10}, nil},
+		{resetSpec{kind: resetToOffset, n: 4}, []int64{1, 3, 4}, []string{
+			"New offset (4) is higher than latest offset for topic partition a-1. Value will be set to 3",
+			"New offset (4) is higher than latest offset for topic partition a-0. Value will be set to 1",
+		}},
+		{resetSpec{kind: resetToOffset, n: 0}, []int64{1, 0, 2}, []string{
+			"New offset (0) is lower than earliest offset for topic partition b-0. Value will be set to 2",
+			"New offset (0) is lower than earliest offset for topic partition a-0. Value will be set to 1",
+		}},
+		{resetSpec{kind: resetToCurrent}, []int64{1, 3, 5}, nil},
+		{resetSpec{kind: resetToTime, n: 1}, []int64{1, 3, 7}, []string{
+			"Partition 1 from topic a is empty. Falling back to latest known offset.",
+			"Partition 0 from topic a is empty. Falling back to latest known offset.",
+		}},
+		{resetSpec{kind: resetFromFile}, []int64{1, 2, 2}, []string{
+			"New offset (1) is lower than earliest offset for topic partition b-0. Value will be set to 2",
+		}},
 	}
 	for _, c := range cases {
 		plan, err := planReset(c.spec, parts)
@@ -326,19 +361,22 @@ func TestPlanReset(t *testing.T) {
 			t.Fatalf("%+v: %v", c.spec, err)
 		}
 		var got []int64
-		for _, p := range plan {
+		for _, p := range plan.offsets {
 			got = append(got, p.offset)
 		}
-		if !slices.Equal(got, c.want) || plan[0].topic != "a" || plan[0].partition != 0 || plan[2].topic != "b" {
+		if !slices.Equal(got, c.want) || plan.offsets[0].topic != "a" || plan.offsets[0].partition != 0 || plan.offsets[2].topic != "b" {
 			t.Errorf("%+v: plan %+v, want offsets %v in topic/partition order", c.spec, plan, c.want)
+		}
+		if !slices.Equal(plan.warnings, c.warnings) {
+			t.Errorf("%+v: warnings %q, want %q", c.spec, plan.warnings, c.warnings)
 		}
 	}
 	if _, err := planReset(resetSpec{kind: resetShiftBy, n: 1}, parts); err == nil || !strings.Contains(err.Error(), "a-1") {
 		t.Errorf("shift-by without a commit: %v, want an error naming a-1", err)
 	}
 	plan, err := planReset(resetSpec{kind: resetShiftBy, n: -1 << 62}, parts[:1])
-	if err != nil || plan[0].offset != 2 {
-		t.Errorf("shift far back: %+v %v, want the log start 2", plan, err)
+	if err != nil || plan.offsets[0].offset != 2 || len(plan.warnings) != 1 {
+		t.Errorf("shift far back: %+v %v, want the log start 2 and a warning", plan, err)
 	}
 }
 
@@ -361,6 +399,16 @@ func TestGroupsUsageErrorsExitTwo(t *testing.T) {
 		{"reset-offsets", "--group", "g", "--topic", "t", "--shift-by", "x"},
 		{"reset-offsets", "--group", "g", "--topic", "t:x", "--to-earliest"},
 		{"reset-offsets", "--group", "g", "--topic", "t", "--to-earliest", "--execute", "--dry-run"},
+		{"delete", "--group", "g", "--all-groups"},
+		{"delete-offsets", "--group", "g"},
+		{"delete-offsets", "--topic", "t"},
+		{"delete-offsets", "--group", "g", "--topic", "t:x"},
+		{"describe", "--all-groups", "--group", "g"},
+		{"list", "--format", "xml"},
+		{"reset-offsets", "--all-groups", "--group", "g", "--topic", "t", "--to-earliest"},
+		{"reset-offsets", "--group", "g", "--topic", "t", "--to-current", "--to-latest"},
+		{"reset-offsets", "--group", "g", "--from-file", "f.csv", "--topic", "t"},
+		{"reset-offsets", "--group", "g", "--to-current"},
 	}
 	for _, args := range cases {
 		code, stdout, _ := runCmd(t, append([]string{"groups"}, args...)...)

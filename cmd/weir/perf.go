@@ -98,7 +98,7 @@ func runPerfConsume(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	res, err := perf.RunConsumer(ctx, cfg)
+	res, err := perf.RunConsumer(ctx, cfg, nil)
 	if err == nil || errors.Is(err, perf.ErrTimeout) {
 		err = cmp.Or(writeConsumerSummary(stdout, res, hideHeader), err)
 	}

@@ -88,11 +88,11 @@ type Config struct {
 // DefaultConfig returns the defaults of `weir bench log`, without a Dir.
 func DefaultConfig() Config {
 	return Config{
-		Partitions:   16,
-		Writers:      64,
-		RecordSize:   1024,
-		BatchBytes:   16384,
-		Duration:     10 * time.Second,
+		Partitions:     16,
+		Writers:        64,
+		RecordSize:     1024,
+		BatchBytes:     16384,
+		Duration:       10 * time.Second,
 		SegmentBytes:   log.DefaultConfig().SegmentBytes,
 		ReportInterval: 5 * time.Second,
 	}

@@ -2,12 +2,12 @@ package logbench
 
 import (
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"math"
 	"time"
 
+	"github.com/weirmq/weir/bench"
 	"github.com/weirmq/weir/log"
 )
 
@@ -20,17 +20,9 @@ const Topic = "bench"
 // printing it after its own name does not repeat a prefix.
 var ErrInvalidConfig = errors.New("logbench: invalid config")
 
-// configError is an invalid setting: its message is the detail alone.
-type configError struct{ msg string }
-
-func (e *configError) Error() string { return e.msg }
-
-// Is makes every configError match ErrInvalidConfig.
-func (e *configError) Is(target error) bool { return target == ErrInvalidConfig }
-
-// invalidf returns a configError with a formatted message.
+// invalidf returns an invalid setting's error (see bench.InvalidConfig).
 func invalidf(format string, args ...any) error {
-	return &configError{msg: fmt.Sprintf(format, args...)}
+	return bench.InvalidConfig(ErrInvalidConfig, format, args...)
 }
 
 // Bounds of segment.bytes, as log.Config checks them: the smallest segment
@@ -125,7 +117,7 @@ func (c Config) Validate() error {
 		return invalidf("segment bytes %d not in [%d, %d]", c.SegmentBytes, minSegmentBytes, maxSegmentBytes)
 	}
 	if err := c.LogConfig().Validate(); err != nil {
-		return &configError{msg: err.Error()}
+		return invalidf("%v", err)
 	}
 	if size := c.approxBatchSize(); size > c.SegmentBytes {
 		return invalidf("batches of about %d bytes do not fit segments of %d", size, c.SegmentBytes)

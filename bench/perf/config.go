@@ -3,12 +3,13 @@ package perf
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirmq/weir/bench"
 )
 
 // ErrInvalidConfig matches (errors.Is) the configurations' Validate errors
@@ -17,17 +18,9 @@ import (
 // it after its own name does not repeat a prefix.
 var ErrInvalidConfig = errors.New("perf: invalid config")
 
-// configError is an invalid setting: its message is the detail alone.
-type configError struct{ msg string }
-
-func (e *configError) Error() string { return e.msg }
-
-// Is makes every configError match ErrInvalidConfig.
-func (e *configError) Is(target error) bool { return target == ErrInvalidConfig }
-
-// invalidf returns a configError with a formatted message.
+// invalidf returns an invalid setting's error (see bench.InvalidConfig).
 func invalidf(format string, args ...any) error {
-	return &configError{msg: fmt.Sprintf(format, args...)}
+	return bench.InvalidConfig(ErrInvalidConfig, format, args...)
 }
 
 // DefaultBroker is the bootstrap broker when none is given.

@@ -124,3 +124,23 @@ func TestBenchLogReportsProgressAndCleansUpOnInterrupt(t *testing.T) {
 		t.Errorf("temporary directory %s not removed after the interrupt", dir)
 	}
 }
+
+// TestBenchUsageErrorsInWeirsWords checks the text of the benchmarks'
+// invalid settings: the command's name once, then the detail, with no
+// package prefix ("weir bench log: logbench: invalid config: ..." before).
+func TestBenchUsageErrorsInWeirsWords(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "log", "--writers", "0"}, "weir bench log: 0 writers, need at least 1"},
+		{[]string{"bench", "log", "--segment-bytes", "10"}, "weir bench log: segment bytes 10 not in [14, 2147483647]"},
+		{[]string{"bench", "broker", "--reps", "0"}, "weir bench broker: 0 repetitions, need at least 1"},
+		{[]string{"bench", "groups", "--reps", "0"}, "weir bench groups: reps 0, want at least 1"},
+	} {
+		code, stdout, stderr := runCmd(t, c.args...)
+		if first, _, _ := strings.Cut(stderr, "\n"); code != 2 || stdout != "" || first != c.want {
+			t.Errorf("weir %q: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, stdout, stderr, c.want)
+		}
+	}
+}

@@ -58,6 +58,7 @@ func newProduceFlags(cfg *perf.ProducerConfig, stderr io.Writer) *produceFlags {
 func parsePerfProduceFlags(args []string, stderr io.Writer) (perf.ProducerConfig, error) {
 	cfg := perf.DefaultProducerConfig()
 	first := perf.DefaultProducerConfig()
+	first.Idempotent = false // for the usage: its default follows --acks, as the flag's text says
 	pre := newProduceFlags(&first, stderr)
 	if err := pre.fs.Parse(args); err != nil {
 		return cfg, err

@@ -142,6 +142,9 @@ type ProducerConfig struct {
 	// ReportInterval is how often a progress line is written; 0 disables
 	// them. Default 5 s, as Kafka's tool.
 	ReportInterval time.Duration
+	// TopicTimeout bounds the metadata requests that check and create the
+	// topic before the first record is sent. Default DefaultTopicTimeout.
+	TopicTimeout time.Duration
 }
 
 // DefaultProducerConfig returns the defaults of `weir perf produce`,
@@ -158,6 +161,7 @@ func DefaultProducerConfig() ProducerConfig {
 		Idempotent:     true,
 		MaxInFlight:    5,
 		ReportInterval: 5 * time.Second,
+		TopicTimeout:   DefaultTopicTimeout,
 	}
 }
 
@@ -183,6 +187,8 @@ func (c ProducerConfig) Validate() error {
 		return invalidf("max in flight %d, need at least 1", c.MaxInFlight)
 	case c.ReportInterval < 0:
 		return invalidf("report interval %v is negative", c.ReportInterval)
+	case c.TopicTimeout <= 0:
+		return invalidf("topic timeout %v, need more than 0", c.TopicTimeout)
 	}
 	if _, err := ParseCompression(string(c.Compression)); err != nil {
 		return err

@@ -33,7 +33,7 @@ func RunConsumer(ctx context.Context, cfg ConsumerConfig, progress io.Writer) (C
 		return ConsumerResult{}, fmt.Errorf("consumer client: %w", err)
 	}
 	defer cl.Close()
-	if _, err := checkTopic(ctx, cl, cfg.Topic, false); err != nil {
+	if _, err := checkTopic(ctx, cl, cfg.Topic, false, DefaultTopicTimeout); err != nil {
 		return ConsumerResult{}, err
 	}
 

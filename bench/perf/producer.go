@@ -28,7 +28,7 @@ func RunProducer(ctx context.Context, cfg ProducerConfig, progress io.Writer) (P
 		return ProducerResult{}, fmt.Errorf("producer client: %w", err)
 	}
 	defer cl.Close()
-	if _, err := checkTopic(ctx, cl, cfg.Topic, true); err != nil {
+	if _, err := checkTopic(ctx, cl, cfg.Topic, true, cfg.TopicTimeout); err != nil {
 		return ProducerResult{}, err
 	}
 

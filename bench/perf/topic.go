@@ -11,9 +11,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// topicCheckTimeout bounds the metadata requests that check the topic
-// before a run, so an unreachable broker fails the run instead of hanging.
-const topicCheckTimeout = 30 * time.Second
+// DefaultTopicTimeout is the default bound on the metadata requests that
+// check (and for a producer, create) the topic before a run, so that an
+// unreachable broker fails the run instead of hanging.
+const DefaultTopicTimeout = 30 * time.Second
 
 // topicRetryBackoff is the pause between metadata requests while a broker
 // answers LEADER_NOT_AVAILABLE for a topic it is creating.
@@ -43,7 +44,7 @@ func (e *MissingTopicError) Error() string {
 func (e *MissingTopicError) Unwrap() error { return kerr.UnknownTopicOrPartition }
 
 // checkTopic asks the brokers for topic's metadata and returns its number of
-// partitions. With autoCreate the request allows the broker to create the
+// partitions, giving up after timeout. With autoCreate the request allows the broker to create the
 // topic, as the Java producer's metadata requests do (so
 // kafka-producer-perf-test.sh creates a missing topic on a broker with
 // auto.create.topics.enable=true); a topic the broker is still creating
@@ -51,8 +52,8 @@ func (e *MissingTopicError) Unwrap() error { return kerr.UnknownTopicOrPartition
 // the broker does not know and will not create is a *MissingTopicError, any
 // other error the broker's code and message: a run against a missing topic
 // fails at once rather than after the client's retries.
-func checkTopic(ctx context.Context, cl *kgo.Client, topic string, autoCreate bool) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, topicCheckTimeout)
+func checkTopic(ctx context.Context, cl *kgo.Client, topic string, autoCreate bool, timeout time.Duration) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
 		partitions, err := topicMetadata(ctx, cl, topic, autoCreate)

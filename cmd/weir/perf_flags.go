@@ -30,7 +30,7 @@ type produceFlags struct {
 // values as their defaults.
 func newProduceFlags(cfg *perf.ProducerConfig, stderr io.Writer) *produceFlags {
 	fs := cli.NewFlagSet("perf produce", "--topic T --records N [flags]", stderr)
-	f := &produceFlags{fs: fs, conn: cli.AddBrokersFlag(fs), props: &propertyList{}}
+	f := &produceFlags{fs: fs, conn: cli.AddConnFlags(fs), props: &propertyList{}}
 	fs.StringVar(&cfg.Topic, "topic", "", "topic to produce to (required); created if missing and the broker auto-creates topics")
 	fs.Int64Var(&cfg.Records, "records", 0, "number of records to send (required)")
 	fs.Alias("num-records", "records")
@@ -169,6 +169,9 @@ func (f *produceFlags) check(cfg *perf.ProducerConfig, applied appliedProperties
 			return err
 		}
 		cfg.Brokers = seeds
+	}
+	if cfg.TopicTimeout = f.conn.Timeout(); cfg.TopicTimeout <= 0 {
+		return fmt.Errorf("--timeout %v, need more than 0", cfg.TopicTimeout)
 	}
 	acks, err := perf.ParseAcks(*f.acks)
 	if err != nil {

@@ -47,7 +47,10 @@ func TestPerfProduceKafkaFlags(t *testing.T) {
 					c.Compression == perf.CompressionLz4 && strings.Join(c.Brokers, ",") == "props:1"
 			}, "weir perf produce: ignoring producer properties weir does not use: buffer.memory\n"},
 		{[]string{"--records", "7", "--producer-props", "bootstrap.servers=props:1", "--bootstrap-server", "flag:1"},
-			func(c perf.ProducerConfig) bool { return strings.Join(c.Brokers, ",") == "flag:1" }, ""},
+			func(c perf.ProducerConfig) bool {
+				return strings.Join(c.Brokers, ",") == "flag:1" && c.TopicTimeout == perf.DefaultTopicTimeout
+			}, ""},
+		{[]string{"--records", "7", "--timeout", "2s"}, func(c perf.ProducerConfig) bool { return c.TopicTimeout == 2*time.Second }, ""},
 	}
 	for _, c := range cases {
 		var stderr bytes.Buffer
@@ -87,6 +90,7 @@ func TestPerfUsageErrorsInWeirsWords(t *testing.T) {
 		{[]string{"produce", "--topic", "t", "--records", "10", "--producer-props", "acks=1", "extra"}, `weir perf produce: unexpected argument "extra": not a NAME=VALUE producer property`},
 		{[]string{"produce", "--topic", "t", "--records", "10", "linger.ms=5"}, `weir perf produce: unexpected arguments: linger.ms=5`},
 		{[]string{"produce", "--topic", "t", "--records", "10", "--producer.config", "/nonexistent/p.properties"}, `weir perf produce: --producer.config: open /nonexistent/p.properties: no such file or directory`},
+		{[]string{"produce", "--topic", "t", "--records", "10", "--timeout", "0s"}, `weir perf produce: --timeout 0s, need more than 0`},
 		{[]string{"consume", "--topic", "t", "--records", "1", "--timeout", "0"}, `weir perf consume: timeout 0s, need more than 0`},
 	} {
 		code, stdout, stderr := runCmd(t, append([]string{"perf"}, c.args...)...)

@@ -243,7 +243,7 @@ func (l *syncedLines) result() (synced []logbench.Synced, bad []string) {
 // benchArgs is the command line of a child.
 func benchArgs(cfg logbench.Config, round int) []string {
 	return []string{
-		"bench", "log", "--dir", cfg.Dir, "--fsync", "--report-synced",
+		"bench", "log", "--dir", cfg.Dir, "--keep", "--fsync", "--report-synced",
 		"--partitions", strconv.Itoa(cfg.Partitions), "--writers", strconv.Itoa(cfg.Writers),
 		"--record-size", strconv.Itoa(cfg.RecordSize), "--batch-bytes", strconv.Itoa(cfg.BatchBytes),
 		"--segment-bytes", strconv.FormatInt(cfg.SegmentBytes, 10), "--duration", cfg.Duration.String(),

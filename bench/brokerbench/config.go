@@ -2,16 +2,22 @@ package brokerbench
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"time"
 
+	"github.com/weirmq/weir/bench"
 	"github.com/weirmq/weir/bench/perf"
 )
 
-// ErrInvalidConfig is wrapped by Config.Validate's errors.
+// ErrInvalidConfig matches (errors.Is) Config.Validate's errors, whose
+// text is the detail alone (see bench.InvalidConfig).
 var ErrInvalidConfig = errors.New("brokerbench: invalid config")
+
+// invalidf returns an invalid setting's error (see bench.InvalidConfig).
+func invalidf(format string, args ...any) error {
+	return bench.InvalidConfig(ErrInvalidConfig, format, args...)
+}
 
 // Config describes one benchmark run. Start from DefaultConfig and set
 // WeirPath (or leave it empty to measure the kfake references alone).
@@ -112,30 +118,29 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	switch {
 	case c.Reps < 1:
-		return fmt.Errorf("%w: %d repetitions, need at least 1", ErrInvalidConfig, c.Reps)
+		return invalidf("%d repetitions, need at least 1", c.Reps)
 	case c.Records < 1 || c.SmallRecords < 1 || c.LatencyRecords < 1:
-		return fmt.Errorf("%w: record counts %d, %d and %d, each needs at least 1",
-			ErrInvalidConfig, c.Records, c.SmallRecords, c.LatencyRecords)
+		return invalidf("record counts %d, %d and %d, each needs at least 1", c.Records, c.SmallRecords, c.LatencyRecords)
 	case c.RecordSize < 0 || c.SmallRecordSize < 0:
-		return fmt.Errorf("%w: record sizes %d and %d, need at least 0", ErrInvalidConfig, c.RecordSize, c.SmallRecordSize)
+		return invalidf("record sizes %d and %d, need at least 0", c.RecordSize, c.SmallRecordSize)
 	case c.LatencyRate <= 0:
-		return fmt.Errorf("%w: latency rate %v records/s, need more than 0", ErrInvalidConfig, c.LatencyRate)
+		return invalidf("latency rate %v records/s, need more than 0", c.LatencyRate)
 	case c.IdleTopics < 1 || c.IdlePartitions < 1:
-		return fmt.Errorf("%w: %d idle topics of %d partitions, need at least 1 of 1", ErrInvalidConfig, c.IdleTopics, c.IdlePartitions)
+		return invalidf("%d idle topics of %d partitions, need at least 1 of 1", c.IdleTopics, c.IdlePartitions)
 	case c.IdleSettle < 0:
-		return fmt.Errorf("%w: idle settle %v is negative", ErrInvalidConfig, c.IdleSettle)
+		return invalidf("idle settle %v is negative", c.IdleSettle)
 	case c.Linger < 0:
-		return fmt.Errorf("%w: linger %v is negative", ErrInvalidConfig, c.Linger)
+		return invalidf("linger %v is negative", c.Linger)
 	case c.BatchBytes < 1:
-		return fmt.Errorf("%w: batch bytes %d, need at least 1", ErrInvalidConfig, c.BatchBytes)
+		return invalidf("batch bytes %d, need at least 1", c.BatchBytes)
 	case c.MaxInFlight < 1:
-		return fmt.Errorf("%w: max in flight %d, need at least 1", ErrInvalidConfig, c.MaxInFlight)
+		return invalidf("max in flight %d, need at least 1", c.MaxInFlight)
 	case c.StartTimeout <= 0 || c.ConsumeTimeout <= 0:
-		return fmt.Errorf("%w: timeouts %v and %v, need more than 0", ErrInvalidConfig, c.StartTimeout, c.ConsumeTimeout)
+		return invalidf("timeouts %v and %v, need more than 0", c.StartTimeout, c.ConsumeTimeout)
 	}
 	for _, m := range c.Measures {
 		if !slices.ContainsFunc(measurements, func(x measurement) bool { return x.id == m }) {
-			return fmt.Errorf("%w: no measurement %q; there are a, b, c, e and f (d is part of a)", ErrInvalidConfig, m)
+			return invalidf("no measurement %q; there are a, b, c, e and f (d is part of a)", m)
 		}
 	}
 	return nil

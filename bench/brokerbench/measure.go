@@ -39,7 +39,7 @@ func (r *runner) consume(ctx context.Context, addr, topic string, records int64)
 	cfg.Topic = topic
 	cfg.Records = records
 	cfg.Timeout = r.cfg.ConsumeTimeout
-	res, err := perf.RunConsumer(ctx, cfg)
+	res, err := perf.RunConsumer(ctx, cfg, nil)
 	if err != nil {
 		return perf.ConsumerSummary{}, fmt.Errorf("consume %d records of %s at %s: %w", records, topic, addr, err)
 	}

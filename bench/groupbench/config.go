@@ -2,13 +2,20 @@ package groupbench
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/weirmq/weir/bench"
 )
 
-// ErrInvalidConfig is wrapped by Config.Validate's errors.
+// ErrInvalidConfig matches (errors.Is) Config.Validate's errors, whose
+// text is the detail alone (see bench.InvalidConfig).
 var ErrInvalidConfig = errors.New("groupbench: invalid config")
+
+// invalidf returns an invalid setting's error (see bench.InvalidConfig).
+func invalidf(format string, args ...any) error {
+	return bench.InvalidConfig(ErrInvalidConfig, format, args...)
+}
 
 // Config describes one benchmark run. Start from DefaultConfig.
 type Config struct {
@@ -70,23 +77,23 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	switch {
 	case c.Reps < 1:
-		return fmt.Errorf("%w: reps %d, want at least 1", ErrInvalidConfig, c.Reps)
+		return invalidf("reps %d, want at least 1", c.Reps)
 	case c.Groups < 1:
-		return fmt.Errorf("%w: groups %d, want at least 1", ErrInvalidConfig, c.Groups)
+		return invalidf("groups %d, want at least 1", c.Groups)
 	case c.PartitionsPerGroup < 1:
-		return fmt.Errorf("%w: partitions per group %d, want at least 1", ErrInvalidConfig, c.PartitionsPerGroup)
+		return invalidf("partitions per group %d, want at least 1", c.PartitionsPerGroup)
 	case c.CommitRounds < 1:
-		return fmt.Errorf("%w: commit rounds %d, want at least 1", ErrInvalidConfig, c.CommitRounds)
+		return invalidf("commit rounds %d, want at least 1", c.CommitRounds)
 	case c.Clients < 1:
-		return fmt.Errorf("%w: clients %d, want at least 1", ErrInvalidConfig, c.Clients)
+		return invalidf("clients %d, want at least 1", c.Clients)
 	case c.Members < 1:
-		return fmt.Errorf("%w: members %d, want at least 1", ErrInvalidConfig, c.Members)
+		return invalidf("members %d, want at least 1", c.Members)
 	case c.InitialRebalanceDelay < 0:
-		return fmt.Errorf("%w: initial rebalance delay %v below 0", ErrInvalidConfig, c.InitialRebalanceDelay)
+		return invalidf("initial rebalance delay %v below 0", c.InitialRebalanceDelay)
 	case c.PollInterval <= 0:
-		return fmt.Errorf("%w: poll interval %v, want more than 0", ErrInvalidConfig, c.PollInterval)
+		return invalidf("poll interval %v, want more than 0", c.PollInterval)
 	case c.StartTimeout <= 0 || c.MeasureTimeout <= 0:
-		return fmt.Errorf("%w: start timeout %v and measure timeout %v must be more than 0", ErrInvalidConfig, c.StartTimeout, c.MeasureTimeout)
+		return invalidf("start timeout %v and measure timeout %v must be more than 0", c.StartTimeout, c.MeasureTimeout)
 	}
 	return nil
 }

@@ -2,11 +2,12 @@ package logbench
 
 import (
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"math"
 	"time"
 
+	"github.com/weirmq/weir/bench"
 	"github.com/weirmq/weir/log"
 )
 
@@ -14,8 +15,22 @@ import (
 // in the directory "bench-<p>" under Config.Dir.
 const Topic = "bench"
 
-// ErrInvalidConfig is wrapped by Config.Validate's errors.
+// ErrInvalidConfig matches (errors.Is) Config.Validate's errors. Their text
+// is only the detail ("0 writers, need at least 1"), so that a command
+// printing it after its own name does not repeat a prefix.
 var ErrInvalidConfig = errors.New("logbench: invalid config")
+
+// invalidf returns an invalid setting's error (see bench.InvalidConfig).
+func invalidf(format string, args ...any) error {
+	return bench.InvalidConfig(ErrInvalidConfig, format, args...)
+}
+
+// Bounds of segment.bytes, as log.Config checks them: the smallest segment
+// holds one batch header.
+const (
+	minSegmentBytes = 14
+	maxSegmentBytes = math.MaxInt32
+)
 
 // Config describes one run. The zero value is not usable; start from
 // DefaultConfig and set Dir.
@@ -54,6 +69,9 @@ type Config struct {
 	// Run is written into every record key, so that the records of several
 	// runs on one directory can be told apart. Default 0.
 	Run int64
+	// ReportInterval is how often a progress line (Progress) is written
+	// while the run goes on; 0 disables them. Default 5 s, as weir perf.
+	ReportInterval time.Duration
 	// Logger receives the log manager's events (recovery, truncation); nil
 	// discards them.
 	Logger *slog.Logger
@@ -62,12 +80,13 @@ type Config struct {
 // DefaultConfig returns the defaults of `weir bench log`, without a Dir.
 func DefaultConfig() Config {
 	return Config{
-		Partitions:   16,
-		Writers:      64,
-		RecordSize:   1024,
-		BatchBytes:   16384,
-		Duration:     10 * time.Second,
-		SegmentBytes: log.DefaultConfig().SegmentBytes,
+		Partitions:     16,
+		Writers:        64,
+		RecordSize:     1024,
+		BatchBytes:     16384,
+		Duration:       10 * time.Second,
+		SegmentBytes:   log.DefaultConfig().SegmentBytes,
+		ReportInterval: 5 * time.Second,
 	}
 }
 
@@ -75,29 +94,33 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	switch {
 	case c.Dir == "":
-		return fmt.Errorf("%w: no directory", ErrInvalidConfig)
+		return invalidf("no directory")
 	case c.Partitions < 1:
-		return fmt.Errorf("%w: %d partitions, need at least 1", ErrInvalidConfig, c.Partitions)
+		return invalidf("%d partitions, need at least 1", c.Partitions)
 	case c.Writers < 1:
-		return fmt.Errorf("%w: %d writers, need at least 1", ErrInvalidConfig, c.Writers)
+		return invalidf("%d writers, need at least 1", c.Writers)
 	case c.RecordSize < 1:
-		return fmt.Errorf("%w: record size %d below 1", ErrInvalidConfig, c.RecordSize)
+		return invalidf("record size %d below 1", c.RecordSize)
 	case c.BatchBytes < 1:
-		return fmt.Errorf("%w: batch bytes %d below 1", ErrInvalidConfig, c.BatchBytes)
+		return invalidf("batch bytes %d below 1", c.BatchBytes)
 	case c.Duration < 0 || c.Batches < 0:
-		return fmt.Errorf("%w: negative duration %v or batch count %d", ErrInvalidConfig, c.Duration, c.Batches)
+		return invalidf("negative duration %v or batch count %d", c.Duration, c.Batches)
 	case c.Duration == 0 && c.Batches == 0:
-		return fmt.Errorf("%w: neither a duration nor a batch count bounds the run", ErrInvalidConfig)
+		return invalidf("neither a duration nor a batch count bounds the run")
 	case c.ReportSynced && !c.Fsync:
-		return fmt.Errorf("%w: reporting synced appends needs fsync", ErrInvalidConfig)
+		return invalidf("reporting synced appends needs fsync")
 	case c.Run < 0:
-		return fmt.Errorf("%w: run id %d below 0", ErrInvalidConfig, c.Run)
+		return invalidf("run id %d below 0", c.Run)
+	case c.ReportInterval < 0:
+		return invalidf("report interval %v is negative", c.ReportInterval)
+	case c.SegmentBytes < minSegmentBytes || c.SegmentBytes > maxSegmentBytes:
+		return invalidf("segment bytes %d not in [%d, %d]", c.SegmentBytes, minSegmentBytes, maxSegmentBytes)
 	}
 	if err := c.LogConfig().Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return invalidf("%v", err)
 	}
 	if size := c.approxBatchSize(); size > c.SegmentBytes {
-		return fmt.Errorf("%w: batches of about %d bytes do not fit segments of %d", ErrInvalidConfig, size, c.SegmentBytes)
+		return invalidf("batches of about %d bytes do not fit segments of %d", size, c.SegmentBytes)
 	}
 	return nil
 }

@@ -3,7 +3,8 @@
 // TestLinearWriteSpeed. Concurrent writers append record batches to the
 // partitions of one log directory, optionally waiting for each append to be
 // fsynced by the group commit (flush.messages=1), and the run reports
-// throughput, appends per fsync round and append latency.
+// throughput, appends per fsync round and append latency: a Progress line
+// every Config.ReportInterval while it runs, and a Result at the end.
 //
 // Every record checks itself: its key is a Key naming the run, partition,
 // writer, append and position it was written at, and its value is derived

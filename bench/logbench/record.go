@@ -175,7 +175,7 @@ func (b *batchBuilder) build(seq, ts int64) ([]byte, error) {
 		BaseTimestamp:        ts,
 	}, b.recs)
 	if err != nil {
-		return nil, fmt.Errorf("logbench: build batch %d of writer %d: %w", seq, b.key.Writer, err)
+		return nil, fmt.Errorf("build batch %d of writer %d: %w", seq, b.key.Writer, err)
 	}
 	return out, nil
 }

@@ -22,8 +22,9 @@ const ReadyPrefix = "ready"
 // cancelled, closes the directory cleanly and returns the figures.
 //
 // It writes to out the ready line (ReadyPrefix, then the settings and
-// whether the previous shutdown of the directory was clean) and, with
-// cfg.ReportSynced, one Synced line per append once it is durable. Each line
+// whether the previous shutdown of the directory was clean), a Progress
+// line every cfg.ReportInterval and, with cfg.ReportSynced, one Synced line
+// per append once it is durable. Each line
 // is written whole with one Write call and nothing is buffered, so a parent
 // reading a pipe sees every line the moment it is written, even if the
 // process is killed right after.
@@ -40,7 +41,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	}
 	m, err := log.OpenManager(log.ManagerConfig{Dir: cfg.Dir, Logger: logger})
 	if err != nil {
-		return Result{}, fmt.Errorf("logbench: %w", err)
+		return Result{}, fmt.Errorf("open log directory: %w", err)
 	}
 	logs, err := openLogs(m, cfg)
 	if err != nil {
@@ -49,7 +50,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	}
 	res, err := runOn(ctx, cfg, m, logs, &lineWriter{w: out})
 	if cerr := m.Close(); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("logbench: close %s: %w", cfg.Dir, cerr))
+		err = errors.Join(err, fmt.Errorf("close %s: %w", cfg.Dir, cerr))
 	}
 	return res, err
 }
@@ -60,7 +61,7 @@ func openLogs(m *log.Manager, cfg Config) ([]*log.Log, error) {
 	for p := range logs {
 		l, err := m.OpenLog(TopicPartition(int32(p)), cfg.LogConfig(), TopicID())
 		if err != nil {
-			return nil, fmt.Errorf("logbench: %w", err)
+			return nil, fmt.Errorf("open partition %d: %w", p, err)
 		}
 		logs[p] = l
 	}
@@ -89,6 +90,7 @@ type runner struct {
 	logs    []*log.Log
 	out     *lineWriter
 	claimed atomic.Int64 // batches started, against cfg.Batches
+	live    liveCounts   // what the writers appended so far, for Progress lines
 }
 
 // writerStats is what one writer counted.
@@ -118,8 +120,18 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 			}
 		})
 	}
+	reported := make(chan error, 1)
+	stop := make(chan struct{})
+	go func() {
+		err := r.report(start, stop)
+		if err != nil {
+			cancel()
+		}
+		reported <- err
+	}()
 	wg.Wait()
-	return summarize(stats, time.Since(start)), errors.Join(errs...)
+	close(stop)
+	return summarize(stats, time.Since(start)), errors.Join(append(errs, <-reported)...)
 }
 
 // claim takes one batch of the cfg.Batches budget, if there is one.
@@ -141,14 +153,16 @@ func (r *runner) write(ctx context.Context, w int32, st *writerStats) error {
 		start := time.Now()
 		res, err := l.Append(data, log.AppendOptions{AssignOffsets: true})
 		if err != nil {
-			return fmt.Errorf("logbench: writer %d: %w", w, err)
+			return fmt.Errorf("writer %d: %w", w, err)
 		}
 		if r.cfg.Fsync {
 			if err := l.WaitFlushed(res.LastOffset + 1); err != nil {
-				return fmt.Errorf("logbench: writer %d: wait for offsets [%d, %d] to be flushed: %w", w, res.FirstOffset, res.LastOffset, err)
+				return fmt.Errorf("writer %d: wait for offsets [%d, %d] to be flushed: %w", w, res.FirstOffset, res.LastOffset, err)
 			}
 		}
-		st.latency.add(time.Since(start))
+		took := time.Since(start)
+		st.latency.add(took)
+		r.live.add(res.Records, int64(res.Bytes), took)
 		st.batches++
 		st.records += res.Records
 		st.bytes += int64(res.Bytes)
@@ -160,6 +174,27 @@ func (r *runner) write(ctx context.Context, w int32, st *writerStats) error {
 		}
 	}
 	return nil
+}
+
+// report writes a Progress line every cfg.ReportInterval until stop is
+// closed.
+func (r *runner) report(start time.Time, stop <-chan struct{}) error {
+	if r.cfg.ReportInterval == 0 {
+		return nil
+	}
+	tick := time.NewTicker(r.cfg.ReportInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return nil
+		case now := <-tick.C:
+			p := r.live.progress(now.Sub(start))
+			if err := r.out.writeLine(p.AppendTo); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // lineWriter writes whole lines, one Write call each, from many goroutines.
@@ -176,7 +211,7 @@ func (lw *lineWriter) writeLine(appendLine func([]byte) []byte) error {
 	defer lw.mu.Unlock()
 	lw.buf = append(appendLine(lw.buf[:0]), '\n')
 	if _, err := lw.w.Write(lw.buf); err != nil {
-		return fmt.Errorf("logbench: write output: %w", err)
+		return fmt.Errorf("write output: %w", err)
 	}
 	return nil
 }

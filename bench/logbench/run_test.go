@@ -23,6 +23,7 @@ func smallConfig(dir string) logbench.Config {
 	cfg.SegmentBytes = 8 << 10
 	cfg.Fsync, cfg.ReportSynced = true, true
 	cfg.Duration, cfg.Batches = 0, 40
+	cfg.ReportInterval = 0 // the tests read every line after the ready one as synced
 	return cfg
 }
 
@@ -171,11 +172,18 @@ func TestConfigValidate(t *testing.T) {
 		"synced without fsync": func(c *logbench.Config) { c.Fsync = false },
 		"tiny segments":        func(c *logbench.Config) { c.SegmentBytes = 500 },
 		"negative run":         func(c *logbench.Config) { c.Run = -1 },
+		"negative interval":    func(c *logbench.Config) { c.ReportInterval = -time.Second },
+		"segments below 14":    func(c *logbench.Config) { c.SegmentBytes = 13 },
 	} {
 		c := ok
 		mutate(&c)
-		if err := c.Validate(); !errors.Is(err, logbench.ErrInvalidConfig) {
+		err := c.Validate()
+		if !errors.Is(err, logbench.ErrInvalidConfig) {
 			t.Errorf("%s: Validate = %v, want ErrInvalidConfig", name, err)
+		}
+		// The text is the detail alone: a command prints it after its name.
+		if err != nil && (strings.Contains(err.Error(), "logbench") || strings.Contains(err.Error(), "invalid config")) {
+			t.Errorf("%s: Validate = %q, want no prefix", name, err)
 		}
 	}
 }

@@ -3,17 +3,25 @@ package perf
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirmq/weir/bench"
 )
 
-// ErrInvalidConfig is wrapped by the configurations' Validate errors and by
-// ParseAcks and ParseCompression.
+// ErrInvalidConfig matches (errors.Is) the configurations' Validate errors
+// and those of ParseAcks and ParseCompression. Their text is only the
+// detail ("acks \"2\": want 0, 1, -1 or all"), so that a command printing
+// it after its own name does not repeat a prefix.
 var ErrInvalidConfig = errors.New("perf: invalid config")
+
+// invalidf returns an invalid setting's error (see bench.InvalidConfig).
+func invalidf(format string, args ...any) error {
+	return bench.InvalidConfig(ErrInvalidConfig, format, args...)
+}
 
 // DefaultBroker is the bootstrap broker when none is given.
 const DefaultBroker = "127.0.0.1:9092"
@@ -42,7 +50,7 @@ func ParseAcks(s string) (Acks, error) {
 	case "-1", "all":
 		return AcksAll, nil
 	}
-	return 0, fmt.Errorf("%w: acks %q, want 0, 1, -1 or all", ErrInvalidConfig, s)
+	return 0, invalidf("acks %q, want 0, 1, -1 or all", s)
 }
 
 // String returns the setting as Kafka writes it: "0", "1" or "all".
@@ -77,7 +85,7 @@ func ParseCompression(s string) (Compression, error) {
 			return c, nil
 		}
 	}
-	return "", fmt.Errorf("%w: compression %q, want one of none, gzip, snappy, lz4, zstd", ErrInvalidConfig, s)
+	return "", invalidf("compression %q, want one of none, gzip, snappy, lz4, zstd", s)
 }
 
 // codec returns the kgo codec of c.
@@ -101,7 +109,10 @@ type ProducerConfig struct {
 	// Brokers are the bootstrap brokers, host:port each. Default
 	// DefaultBroker.
 	Brokers []string
-	// Topic is the topic to produce to; it must exist.
+	// Topic is the topic to produce to. If it does not exist, the run's
+	// metadata request lets the broker create it, as the Java producer's
+	// does; a broker whose auto.create.topics.enable is false refuses, and
+	// the run fails with a *MissingTopicError.
 	Topic string
 	// Records is the number of records to send, at least 1.
 	Records int64
@@ -131,6 +142,9 @@ type ProducerConfig struct {
 	// ReportInterval is how often a progress line is written; 0 disables
 	// them. Default 5 s, as Kafka's tool.
 	ReportInterval time.Duration
+	// TopicTimeout bounds the metadata requests that check and create the
+	// topic before the first record is sent. Default DefaultTopicTimeout.
+	TopicTimeout time.Duration
 }
 
 // DefaultProducerConfig returns the defaults of `weir perf produce`,
@@ -147,6 +161,7 @@ func DefaultProducerConfig() ProducerConfig {
 		Idempotent:     true,
 		MaxInFlight:    5,
 		ReportInterval: 5 * time.Second,
+		TopicTimeout:   DefaultTopicTimeout,
 	}
 }
 
@@ -157,21 +172,23 @@ func (c ProducerConfig) Validate() error {
 	}
 	switch {
 	case c.RecordSize < 0:
-		return fmt.Errorf("%w: record size %d is negative", ErrInvalidConfig, c.RecordSize)
+		return invalidf("record size %d is negative", c.RecordSize)
 	case c.Acks != AcksNone && c.Acks != AcksLeader && c.Acks != AcksAll:
-		return fmt.Errorf("%w: acks %d, want 0, 1 or -1", ErrInvalidConfig, c.Acks)
+		return invalidf("acks %d, want 0, 1 or -1", c.Acks)
 	case c.Throughput == 0:
-		return fmt.Errorf("%w: throughput 0 would never send; use a negative value for no limit", ErrInvalidConfig)
+		return invalidf("throughput 0 would never send; use a negative value for no limit")
 	case c.Linger < 0:
-		return fmt.Errorf("%w: linger %v is negative", ErrInvalidConfig, c.Linger)
+		return invalidf("linger %v is negative", c.Linger)
 	case c.BatchBytes < 1:
-		return fmt.Errorf("%w: batch bytes %d, need at least 1", ErrInvalidConfig, c.BatchBytes)
+		return invalidf("batch bytes %d, need at least 1", c.BatchBytes)
 	case c.Idempotent && c.Acks != AcksAll:
-		return fmt.Errorf("%w: the idempotent producer needs acks=all, not acks=%v", ErrInvalidConfig, c.Acks)
+		return invalidf("the idempotent producer needs acks=all, not acks=%v", c.Acks)
 	case c.MaxInFlight < 1:
-		return fmt.Errorf("%w: max in flight %d, need at least 1", ErrInvalidConfig, c.MaxInFlight)
+		return invalidf("max in flight %d, need at least 1", c.MaxInFlight)
 	case c.ReportInterval < 0:
-		return fmt.Errorf("%w: report interval %v is negative", ErrInvalidConfig, c.ReportInterval)
+		return invalidf("report interval %v is negative", c.ReportInterval)
+	case c.TopicTimeout <= 0:
+		return invalidf("topic timeout %v, need more than 0", c.TopicTimeout)
 	}
 	if _, err := ParseCompression(string(c.Compression)); err != nil {
 		return err
@@ -184,6 +201,7 @@ func (c ProducerConfig) clientOpts() []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(c.Brokers...),
 		kgo.DefaultProduceTopic(c.Topic),
+		kgo.AllowAutoTopicCreation(), // as the Java producer's metadata requests
 		kgo.ProducerLinger(c.Linger),
 		kgo.ProducerBatchMaxBytes(c.BatchBytes),
 		kgo.ProducerBatchCompression(c.Compression.codec()),
@@ -208,7 +226,8 @@ type ConsumerConfig struct {
 	// Brokers are the bootstrap brokers, host:port each. Default
 	// DefaultBroker.
 	Brokers []string
-	// Topic is the topic to consume; it must exist.
+	// Topic is the topic to consume; it must exist (a consumer run never
+	// creates it: there would be nothing to read).
 	Topic string
 	// Records is the number of records to consume, at least 1.
 	Records int64
@@ -219,14 +238,24 @@ type ConsumerConfig struct {
 	// committed offsets, if any, are where it starts). When empty, every
 	// partition is read directly from its start offset.
 	Group string
+	// FromLatest starts partitions without a committed offset at their
+	// end instead of their start (Kafka's --from-latest,
+	// auto.offset.reset=latest): the run counts only records produced
+	// after it started.
+	FromLatest bool
+	// ReportInterval is how often a progress line (ConsumerWindow) is
+	// written while records arrive; 0 disables them. Default 5 s, as
+	// Kafka's tool.
+	ReportInterval time.Duration
 }
 
 // DefaultConsumerConfig returns the defaults of `weir perf consume`,
 // without a topic or a record count.
 func DefaultConsumerConfig() ConsumerConfig {
 	return ConsumerConfig{
-		Brokers: []string{DefaultBroker},
-		Timeout: 10 * time.Second,
+		Brokers:        []string{DefaultBroker},
+		Timeout:        10 * time.Second,
+		ReportInterval: 5 * time.Second,
 	}
 }
 
@@ -235,8 +264,11 @@ func (c ConsumerConfig) Validate() error {
 	if err := validateCommon(c.Brokers, c.Topic, c.Records); err != nil {
 		return err
 	}
-	if c.Timeout <= 0 {
-		return fmt.Errorf("%w: timeout %v, need more than 0", ErrInvalidConfig, c.Timeout)
+	switch {
+	case c.Timeout <= 0:
+		return invalidf("timeout %v, need more than 0", c.Timeout)
+	case c.ReportInterval < 0:
+		return invalidf("report interval %v is negative", c.ReportInterval)
 	}
 	return nil
 }
@@ -244,10 +276,14 @@ func (c ConsumerConfig) Validate() error {
 // clientOpts returns the kgo options of a consumer run; onAssigned is
 // called when the group assigns partitions.
 func (c ConsumerConfig) clientOpts(onAssigned func()) []kgo.Opt {
+	reset := kgo.NewOffset().AtStart()
+	if c.FromLatest {
+		reset = kgo.NewOffset().AtEnd()
+	}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(c.Brokers...),
 		kgo.ConsumeTopics(c.Topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.ConsumeResetOffset(reset),
 	}
 	if c.Group != "" {
 		opts = append(opts, kgo.ConsumerGroup(c.Group),
@@ -260,15 +296,15 @@ func (c ConsumerConfig) clientOpts(onAssigned func()) []kgo.Opt {
 func validateCommon(brokers []string, topic string, records int64) error {
 	switch {
 	case len(brokers) == 0:
-		return fmt.Errorf("%w: no brokers", ErrInvalidConfig)
+		return invalidf("no brokers")
 	case topic == "":
-		return fmt.Errorf("%w: no topic", ErrInvalidConfig)
+		return invalidf("no topic")
 	case records < 1:
-		return fmt.Errorf("%w: %d records, need at least 1", ErrInvalidConfig, records)
+		return invalidf("%d records, need at least 1", records)
 	}
 	for _, b := range brokers {
 		if strings.TrimSpace(b) == "" {
-			return fmt.Errorf("%w: empty broker address", ErrInvalidConfig)
+			return invalidf("empty broker address")
 		}
 	}
 	return nil

@@ -14,7 +14,9 @@ import (
 // RunProducer sends cfg.Records records to cfg.Topic as cfg describes and
 // returns once each is acknowledged or has failed. Every cfg.ReportInterval
 // it writes a progress line (WindowSummary) to progress, unless progress is
-// nil. If some records failed it returns the result with an error wrapping
+// nil. A missing topic is created by the broker if its
+// auto.create.topics.enable allows, else the run fails with a
+// *MissingTopicError before sending. If some records failed it returns the result with an error wrapping
 // the first failure; if ctx is cancelled it stops sending and returns the
 // result so far with ctx's error.
 func RunProducer(ctx context.Context, cfg ProducerConfig, progress io.Writer) (ProducerResult, error) {
@@ -23,10 +25,10 @@ func RunProducer(ctx context.Context, cfg ProducerConfig, progress io.Writer) (P
 	}
 	cl, err := kgo.NewClient(cfg.clientOpts()...)
 	if err != nil {
-		return ProducerResult{}, fmt.Errorf("perf: producer client: %w", err)
+		return ProducerResult{}, fmt.Errorf("producer client: %w", err)
 	}
 	defer cl.Close()
-	if _, err := checkTopic(ctx, cl, cfg.Topic); err != nil {
+	if _, err := checkTopic(ctx, cl, cfg.Topic, true, cfg.TopicTimeout); err != nil {
 		return ProducerResult{}, err
 	}
 
@@ -45,9 +47,9 @@ func RunProducer(ctx context.Context, cfg ProducerConfig, progress io.Writer) (P
 	case ctx.Err() != nil:
 		return res, ctx.Err()
 	case flushErr != nil:
-		return res, fmt.Errorf("perf: flush: %w", flushErr)
+		return res, fmt.Errorf("flush: %w", flushErr)
 	case res.Failed > 0:
-		return res, fmt.Errorf("perf: %d of %d records failed, the first with: %w", res.Failed, cfg.Records, res.FirstError)
+		return res, fmt.Errorf("%d of %d records failed, the first with: %w", res.Failed, cfg.Records, res.FirstError)
 	}
 	return res, nil
 }

@@ -90,7 +90,7 @@ func TestProduceThenConsume(t *testing.T) {
 		t.Errorf("summary does not parse back: %v", err)
 	}
 
-	got, err := RunConsumer(ctx, consumerConfig(brokers, "perf", 3000))
+	got, err := RunConsumer(ctx, consumerConfig(brokers, "perf", 3000), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestProduceThenConsume(t *testing.T) {
 
 	group := consumerConfig(brokers, "perf", 3000)
 	group.Group = "perf-group"
-	got, err = RunConsumer(ctx, group)
+	got, err = RunConsumer(ctx, group, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestEveryAcksAndCodec(t *testing.T) {
 			total += 200
 		}
 	}
-	got, err := RunConsumer(ctx, consumerConfig(brokers, "codecs", total))
+	got, err := RunConsumer(ctx, consumerConfig(brokers, "codecs", total), nil)
 	if err != nil || got.Records != total || got.Bytes != total*300 {
 		t.Fatalf("consumed %d records, %d bytes, %v; want %d, %d", got.Records, got.Bytes, err, total, total*300)
 	}
@@ -138,7 +138,7 @@ func TestUnknownTopic(t *testing.T) {
 	if _, err := RunProducer(ctx, producerConfig(brokers, "missing", 10), nil); !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Errorf("produce to a missing topic: %v, want UNKNOWN_TOPIC_OR_PARTITION", err)
 	}
-	if _, err := RunConsumer(ctx, consumerConfig(brokers, "missing", 10)); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+	if _, err := RunConsumer(ctx, consumerConfig(brokers, "missing", 10), nil); !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Errorf("consume a missing topic: %v, want UNKNOWN_TOPIC_OR_PARTITION", err)
 	}
 }
@@ -149,7 +149,7 @@ func TestInvalidConfigIsRefusedBeforeConnecting(t *testing.T) {
 	if _, err := RunProducer(context.Background(), cfg, nil); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("RunProducer = %v, want ErrInvalidConfig", err)
 	}
-	if _, err := RunConsumer(context.Background(), consumerConfig([]string{"127.0.0.1:1"}, "t", 0)); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := RunConsumer(context.Background(), consumerConfig([]string{"127.0.0.1:1"}, "t", 0), nil); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("RunConsumer = %v, want ErrInvalidConfig", err)
 	}
 }
@@ -162,7 +162,7 @@ func TestConsumerTimesOutWhenRecordsStop(t *testing.T) {
 	}
 	cfg := consumerConfig(brokers, "short", 51)
 	cfg.Timeout = 300 * time.Millisecond
-	got, err := RunConsumer(ctx, cfg)
+	got, err := RunConsumer(ctx, cfg, nil)
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("RunConsumer = %v, want ErrTimeout", err)
 	}
@@ -223,7 +223,7 @@ func TestConsumerStopsWhenCancelled(t *testing.T) {
 	cfg.Timeout = time.Hour
 	done := make(chan error, 1)
 	go func() {
-		_, err := RunConsumer(ctx, cfg)
+		_, err := RunConsumer(ctx, cfg, nil)
 		done <- err
 	}()
 	time.AfterFunc(200*time.Millisecond, cancel)

@@ -129,6 +129,29 @@ func (w WindowSummary) String() string {
 		w.Records, recs, mb, millis(w.AvgLatency), millis(w.MaxLatency))
 }
 
+// ConsumerWindow is one progress line of a consumer run: the records
+// consumed since the previous line, and in all.
+type ConsumerWindow struct {
+	Records      int64
+	Bytes        int64 // of keys and values
+	Elapsed      time.Duration
+	TotalRecords int64
+}
+
+// String formats w in the manner of the producer's progress lines, e.g.
+// "52416 records consumed, 52416.2 records/sec (51.19 MB/sec), 262081
+// records in all." (Kafka's consumer tool prints progress only with
+// --show-detailed-stats, in its own columns.)
+func (w ConsumerWindow) String() string {
+	var recs, mb float64
+	if secs := w.Elapsed.Seconds(); secs > 0 {
+		recs = float64(w.Records) / secs
+		mb = float64(w.Bytes) / secs / mebibyte
+	}
+	return fmt.Sprintf("%d records consumed, %.1f records/sec (%.2f MB/sec), %d records in all.",
+		w.Records, recs, mb, w.TotalRecords)
+}
+
 // ConsumerHeader is the header line of kafka-consumer-perf-test.sh, naming
 // the columns of ConsumerSummary.String.
 const ConsumerHeader = "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec"

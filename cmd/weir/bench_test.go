@@ -13,7 +13,7 @@ import (
 func TestBenchLogPrintsSummary(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := runCmd(t, "bench", "log", "--dir", dir, "--partitions", "2", "--writers", "3",
-		"--record-size", "100", "--batch-bytes", "400", "--batches", "12", "--fsync", "--report-synced")
+		"--record-size", "100", "--batch-bytes", "400", "--batches", "12", "--fsync", "--report-synced", "--reporting-interval", "0")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -72,7 +72,7 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"help", "bench"}, 0, "log"},
 		{[]string{"bench", "nope"}, 2, `unknown bench command "nope"`},
 		{[]string{"bench", "lgo"}, 2, `unknown bench command "lgo": did you mean "log"?`},
-		{[]string{"bench", "log"}, 2, "--dir is required"},
+		{[]string{"bench", "log", "--dir", "x", "--reporting-interval", "-1"}, 2, "negative"},
 		{[]string{"bench", "log", "-h"}, 0, "usage: weir bench log"},
 		{[]string{"bench", "log", "--dir", "x", "--report-synced"}, 2, "needs fsync"},
 		{[]string{"bench", "log", "--dir", "x", "--writers", "0"}, 2, "0 writers"},
@@ -94,7 +94,7 @@ func TestBenchUsage(t *testing.T) {
 func TestBenchLogStopsCleanlyOnSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	p := harness.Start(t, harness.Options{
-		Args:      []string{"bench", "log", "--dir", dir, "--partitions", "2", "--writers", "2", "--record-size", "100", "--duration", "10m"},
+		Args:      []string{"bench", "log", "--dir", dir, "--keep", "--partitions", "2", "--writers", "2", "--record-size", "100", "--duration", "10m"},
 		ReadyLine: "^ready ",
 	})
 	code, err := p.Stop(time.Minute) // a bound, not a wait: the child stops at once
@@ -103,7 +103,7 @@ func TestBenchLogStopsCleanlyOnSIGTERM(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSuffix(p.Stdout(), "\n"), "\n")
 	parseSummary(t, lines[len(lines)-1])
-	code, stdout, stderr := runCmd(t, "bench", "log", "--dir", dir, "--partitions", "2", "--batches", "1")
+	code, stdout, stderr := runCmd(t, "bench", "log", "--dir", dir, "--keep", "--partitions", "2", "--batches", "1")
 	if code != 0 || !strings.Contains(stdout, "clean_shutdown=true") {
 		t.Errorf("rerun after SIGTERM: exit %d, stdout %q, stderr %q; want clean_shutdown=true", code, stdout, stderr)
 	}

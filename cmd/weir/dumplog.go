@@ -54,22 +54,27 @@ type report struct {
 	problems []string
 }
 
-// runDumpLog implements `weir dump-log [--print-data-log] [--verify] FILE...`.
+// runDumpLog implements `weir dump-log [--print-data-log] [--verify]
+// [--files FILE,...] FILE...`: the files of --files (Kafka's spelling, a
+// comma-separated list) and then the positional ones, flags anywhere.
 func runDumpLog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fset := cli.NewFlagSet("dump-log", "[--print-data-log] [--verify] FILE...", stderr)
+	fset := cli.NewFlagSet("dump-log", "[--print-data-log] [--verify] [--files FILE,...] FILE...", stderr)
 	d := &dumper{fsys: log.OSFS{}, out: bufio.NewWriter(stdout), ctx: ctx}
 	fset.BoolVar(&d.printData, "print-data-log", false,
 		"print each record after its batch: offset, timestamp, sizes, sequence, header keys, key and value as UTF-8 strings")
 	fset.BoolVar(&d.verify, "verify", false,
 		"fail when a batch fails its checks (length, magic, CRC, records), the log is torn, or an index entry does not match the log")
+	var files fileList
+	fset.Var(&files, "files", "comma-separated `FILE,...` to dump, as kafka-dump-log.sh takes them; before the FILE arguments")
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
-	if fset.NArg() == 0 {
-		return cli.Usagef("no FILE given")
+	paths := append(files.paths, fset.Args()...)
+	if len(paths) == 0 {
+		return cli.Usagef("no FILE given (name them as arguments or with --files)")
 	}
 	var failures []error
-	for _, path := range fset.Args() {
+	for _, path := range paths {
 		rep, err := d.dumpFile(path)
 		if cerr := ctx.Err(); cerr != nil {
 			d.out.Flush() // what was printed so far; the command failed anyway
@@ -247,6 +252,28 @@ func (d *dumper) checkIndex(path, suffix string, rep *report, check func(log.FS,
 		return nil
 	}
 	return d.corruptOrFail(rep, check(d.fsys, path, logPath))
+}
+
+// fileList is the --files flag: comma-separated paths, the flag repeatable.
+type fileList struct{ paths []string }
+
+// String joins the paths as Kafka's --files takes them.
+func (f *fileList) String() string {
+	if f == nil {
+		return ""
+	}
+	return strings.Join(f.paths, ",")
+}
+
+// Set adds the comma-separated paths of s; an empty entry is a mistake.
+func (f *fileList) Set(s string) error {
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			return fmt.Errorf("%q has an empty file name", s)
+		}
+		f.paths = append(f.paths, p)
+	}
+	return nil
 }
 
 // lastSequence is Kafka's DefaultRecordBatch.lastSequence: -1 without a

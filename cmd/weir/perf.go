@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,7 @@ import (
 // perfCommands is the table of `weir perf` commands.
 var perfCommands = []cli.Command{
 	{Name: "produce", Summary: "send records and print kafka-producer-perf-test.sh's progress and summary lines", Run: runPerfProduce},
-	{Name: "consume", Summary: "read records and print kafka-consumer-perf-test.sh's summary", Run: runPerfConsume},
+	{Name: "consume", Summary: "read records, print progress lines and kafka-consumer-perf-test.sh's summary", Run: runPerfConsume},
 }
 
 // runPerf is `weir perf <produce|consume>`: load tools for any
@@ -25,7 +24,8 @@ func runPerf(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // runPerfProduce is `weir perf produce`. It prints a progress line every
 // --reporting-interval and Kafka's summary line at the end, also when some
-// records failed (the summary counts the acknowledged ones).
+// records failed or the run was interrupted (the summary counts the
+// acknowledged ones).
 func runPerfProduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parsePerfProduceFlags(args, stderr)
 	if err != nil {
@@ -38,77 +38,36 @@ func runPerfProduce(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("produce: %w", err)
+		return fmt.Errorf("produce: %w", perfError(ctx, err, res.Records, cfg.Records, "sent"))
 	}
 	return nil
 }
 
-// parsePerfProduceFlags reads the flags of `weir perf produce` into a
-// checked configuration.
-func parsePerfProduceFlags(args []string, stderr io.Writer) (perf.ProducerConfig, error) {
-	const name = "perf produce"
-	cfg := perf.DefaultProducerConfig()
-	fs := cli.NewFlagSet(name, "--topic T --records N [flags]", stderr)
-	conn := cli.AddBrokersFlag(fs)
-	fs.StringVar(&cfg.Topic, "topic", "", "topic to produce to (required; it must exist)")
-	fs.Int64Var(&cfg.Records, "records", 0, "number of records to send (required)")
-	fs.IntVar(&cfg.RecordSize, "record-size", cfg.RecordSize, "bytes of each record's value (random letters; records have no key)")
-	acks := fs.String("acks", cfg.Acks.String(), "acknowledgements to wait for: 0, 1, -1 or all")
-	fs.Float64Var(&cfg.Throughput, "throughput", cfg.Throughput, "cap on records per second; -1: no cap")
-	fs.Var(millisFlag{&cfg.Linger}, "linger", "how long a batch waits for more records: a `duration` (5ms) or milliseconds (5)")
-	batchBytes := fs.Int("batch-bytes", int(cfg.BatchBytes), "largest record batch in bytes")
-	compression := fs.String("compression", string(cfg.Compression), "batch codec: none, gzip, snappy, lz4 or zstd")
-	fs.BoolVar(&cfg.Idempotent, "idempotent", false, "idempotent producer; by default on exactly when --acks is all, as the Java client")
-	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "produce requests in flight per broker when not idempotent")
-	fs.Var(millisFlag{&cfg.ReportInterval}, "reporting-interval", "how often to print a progress line: a `duration` (5s) or milliseconds; 0: never")
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if err := fs.NoArgs(); err != nil {
-		return cfg, err
-	}
-	err := perfCommonFlags(fs, conn, &cfg.Brokers)
-	if err == nil {
-		cfg.Acks, err = perf.ParseAcks(*acks)
-	}
-	if err == nil {
-		cfg.Compression, err = perf.ParseCompression(*compression)
-	}
-	if err == nil && (*batchBytes < 1 || *batchBytes > 1<<30) {
-		err = fmt.Errorf("--batch-bytes %d, want 1 to %d", *batchBytes, 1<<30)
-	}
-	if err != nil {
-		return cfg, fs.UsageError(err)
-	}
-	cfg.BatchBytes = int32(*batchBytes)
-	if !fs.Changed("idempotent") {
-		cfg.Idempotent = cfg.Acks == perf.AcksAll
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, fs.UsageError(err)
-	}
-	return cfg, nil
-}
-
-// runPerfConsume is `weir perf consume`. It prints Kafka's header (unless
-// --hide-header) and summary line; when the records stop coming before
-// --records, it prints the summary of what came and fails.
+// runPerfConsume is `weir perf consume`. It prints a progress line every
+// --reporting-interval while records come, then Kafka's header (unless
+// --hide-header) and summary line. When the records stop coming before
+// --records, or the run is interrupted (Ctrl-C), it prints the summary of
+// what came and fails.
 func runPerfConsume(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, hideHeader, err := parsePerfConsumeFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	res, err := perf.RunConsumer(ctx, cfg)
-	if err == nil || errors.Is(err, perf.ErrTimeout) {
-		err = cmp.Or(writeConsumerSummary(stdout, res, hideHeader), err)
+	res, err := perf.RunConsumer(ctx, cfg, stdout)
+	if !res.Start.IsZero() { // the run started
+		if werr := writeConsumerSummary(stdout, res, hideHeader); werr != nil && err == nil {
+			err = werr
+		}
 	}
 	if err != nil {
-		return fmt.Errorf("consume: %w", err)
+		return fmt.Errorf("consume: %w", perfError(ctx, err, res.Records, cfg.Records, "consumed"))
 	}
 	return nil
 }
 
 // writeConsumerSummary prints the header, unless hidden, and the summary.
+// Kafka's tool prints the header first; weir prints it after its progress
+// lines, right above the line it names the columns of.
 func writeConsumerSummary(stdout io.Writer, res perf.ConsumerResult, hideHeader bool) error {
 	if !hideHeader {
 		if err := writeLine(stdout, "%s", perf.ConsumerHeader); err != nil {
@@ -118,47 +77,16 @@ func writeConsumerSummary(stdout io.Writer, res perf.ConsumerResult, hideHeader 
 	return writeLine(stdout, "%s", res.Summary())
 }
 
-// parsePerfConsumeFlags reads the flags of `weir perf consume` into a
-// checked configuration, and whether to leave out the header line.
-func parsePerfConsumeFlags(args []string, stderr io.Writer) (perf.ConsumerConfig, bool, error) {
-	const name = "perf consume"
-	cfg := perf.DefaultConsumerConfig()
-	fs := cli.NewFlagSet(name, "--topic T --records N [flags]", stderr)
-	conn := cli.AddBrokersFlag(fs)
-	fs.StringVar(&cfg.Topic, "topic", "", "topic to consume (required; it must exist)")
-	fs.Int64Var(&cfg.Records, "records", 0, "number of records to consume (required)")
-	fs.Var(millisFlag{&cfg.Timeout}, "timeout", "longest wait for the next records: a `duration` (10s) or milliseconds (10000)")
-	fs.StringVar(&cfg.Group, "group", "", "consume as a member of this consumer group; default: every partition directly from its start")
-	hideHeader := fs.Bool("hide-header", false, "print the summary line without the header line")
-	if err := fs.Parse(args); err != nil {
-		return cfg, false, err
-	}
-	if err := fs.NoArgs(); err != nil {
-		return cfg, false, err
-	}
-	err := perfCommonFlags(fs, conn, &cfg.Brokers)
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		return cfg, false, fs.UsageError(err)
-	}
-	return cfg, *hideHeader, nil
-}
-
-// perfCommonFlags checks the required flags both commands share and sets
-// the brokers.
-func perfCommonFlags(fs *cli.FlagSet, conn *cli.Conn, seeds *[]string) error {
+// perfError puts the error of a run in weir's words: an interrupt says how
+// far the run got, a missing topic how to create it, a client error what
+// to check.
+func perfError(ctx context.Context, err error, done, want int64, verb string) error {
+	var missing *perf.MissingTopicError
 	switch {
-	case !fs.Changed("topic"):
-		return errors.New("--topic is required")
-	case !fs.Changed("records"):
-		return errors.New("--records is required")
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		return fmt.Errorf("interrupted after %d of %d records %s: %w", done, want, verb, err)
+	case errors.As(err, &missing):
+		return fmt.Errorf("%w; create it with 'weir topics create --topic %s'", err, missing.Topic)
 	}
-	s, err := conn.Seeds()
-	if err != nil {
-		return err
-	}
-	*seeds = s
-	return nil
+	return cli.Explain(err)
 }

@@ -1,19 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
 )
 
 // decodeJSON decodes out, which must be one JSON document, into v.
-func decodeJSON(t *testing.T, out string, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(out), v); err != nil {
-		t.Fatalf("not one JSON document (%v):\n%s", err, out)
-	}
-}
-
 func TestGroupsListJSON(t *testing.T) {
 	f := newGroupsFixture(t)
 	var listed []struct {

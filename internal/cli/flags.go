@@ -41,7 +41,9 @@ func NewFlagSet(name, argsUsage string, stderr io.Writer) *FlagSet {
 	}
 	// The flag package's own error reports are replaced by UsageError.
 	f.FlagSet.SetOutput(io.Discard)
-	f.FlagSet.Usage = f.PrintUsage
+	// The flag package calls Usage on a bad value; UsageError points at -h
+	// instead of printing the whole list.
+	f.FlagSet.Usage = func() {}
 	return f
 }
 

@@ -65,6 +65,9 @@ func TestParseMistakes(t *testing.T) {
 		if !strings.Contains(stderr.String(), tc.want) || !strings.Contains(stderr.String(), "run 'weir topics create -h' for usage") {
 			t.Errorf("Parse(%q) printed %q, want it to contain %q", tc.args, stderr, tc.want)
 		}
+		if strings.Contains(stderr.String(), "flags:") {
+			t.Errorf("Parse(%q) printed the whole flag list on a mistake:\n%s", tc.args, stderr)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirmq/weir/bench/brokerbench"
 	"github.com/weirmq/weir/bench/perf"
+	"github.com/weirmq/weir/internal/cli"
 )
 
 // runBenchBroker is `weir bench broker`: see package brokerbench. It logs
@@ -36,7 +37,7 @@ func parseBenchBrokerFlags(args []string, stderr io.Writer) (brokerbench.Config,
 	var out string
 	var noWeir bool
 	var weirEnv stringList
-	fs := newFlagSet("bench broker", "[flags]", stderr)
+	fs := cli.NewFlagSet("bench broker", "[flags]", stderr)
 	fs.IntVar(&cfg.Reps, "reps", cfg.Reps, "repetitions; the report gives medians")
 	fs.Int64Var(&cfg.Records, "records", cfg.Records, "records of each throughput run (a, b, d)")
 	fs.IntVar(&cfg.RecordSize, "record-size", cfg.RecordSize, "bytes of each record's value in the throughput and latency runs")
@@ -63,11 +64,11 @@ func parseBenchBrokerFlags(args []string, stderr io.Writer) (brokerbench.Config,
 		return nil
 	})
 	fs.Var(&weirEnv, "weir-env", "`KEY=value` added to weir serve's environment (repeatable), e.g. GOGC=200")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return cfg, "", err
 	}
-	if fs.NArg() > 0 {
-		return cfg, "", benchUsageError(stderr, "broker", fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
+	if err := fs.NoArgs(); err != nil {
+		return cfg, "", err
 	}
 	cfg.WeirEnv = weirEnv
 	cfg.WeirArgs = []string{"--log-level", "warn"}
@@ -82,7 +83,7 @@ func parseBenchBrokerFlags(args []string, stderr io.Writer) (brokerbench.Config,
 		cfg.WeirPath = self
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, "", benchUsageError(stderr, "broker", err)
+		return cfg, "", fs.UsageError(err)
 	}
 	return cfg, out, nil
 }

@@ -6,9 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/weirmq/weir/bench/groupbench"
+	"github.com/weirmq/weir/internal/cli"
 )
 
 // runBenchGroups is `weir bench groups`: see package groupbench. It logs
@@ -34,7 +34,7 @@ func parseBenchGroupsFlags(args []string, stderr io.Writer) (groupbench.Config, 
 	cfg := groupbench.DefaultConfig()
 	var out string
 	var noWeir bool
-	fs := newFlagSet("bench groups", "[flags]", stderr)
+	fs := cli.NewFlagSet("bench groups", "[flags]", stderr)
 	fs.IntVar(&cfg.Reps, "reps", cfg.Reps, "repetitions; the report gives medians")
 	fs.IntVar(&cfg.Groups, "groups", cfg.Groups, "committing groups of the commit throughput run")
 	fs.IntVar(&cfg.PartitionsPerGroup, "partitions-per-group", cfg.PartitionsPerGroup, "partitions each commit covers")
@@ -46,11 +46,11 @@ func parseBenchGroupsFlags(args []string, stderr io.Writer) (groupbench.Config, 
 	fs.StringVar(&out, "out", "", "also write the report to this `file`")
 	fs.StringVar(&cfg.WeirPath, "weir", "", "weir `binary` to run as 'weir serve' (default this program)")
 	fs.BoolVar(&noWeir, "no-weir", false, "measure kfake only")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return cfg, "", err
 	}
-	if fs.NArg() > 0 {
-		return cfg, "", benchUsageError(stderr, "groups", fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
+	if err := fs.NoArgs(); err != nil {
+		return cfg, "", err
 	}
 	cfg.WeirArgs = []string{"--log-level", "warn"}
 	switch {
@@ -64,7 +64,7 @@ func parseBenchGroupsFlags(args []string, stderr io.Writer) (groupbench.Config, 
 		cfg.WeirPath = self
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, "", benchUsageError(stderr, "groups", err)
+		return cfg, "", fs.UsageError(err)
 	}
 	return cfg, out, nil
 }

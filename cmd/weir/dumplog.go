@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/weirmq/weir/internal/cli"
 	"github.com/weirmq/weir/log"
 	"github.com/weirmq/weir/log/batch"
 )
@@ -55,17 +56,17 @@ type report struct {
 
 // runDumpLog implements `weir dump-log [--print-data-log] [--verify] FILE...`.
 func runDumpLog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fset := newFlagSet("dump-log", "[--print-data-log] [--verify] FILE...", stderr)
+	fset := cli.NewFlagSet("dump-log", "[--print-data-log] [--verify] FILE...", stderr)
 	d := &dumper{fsys: log.OSFS{}, out: bufio.NewWriter(stdout), ctx: ctx}
 	fset.BoolVar(&d.printData, "print-data-log", false,
 		"print each record after its batch: offset, timestamp, sizes, sequence, header keys, key and value as UTF-8 strings")
 	fset.BoolVar(&d.verify, "verify", false,
 		"fail when a batch fails its checks (length, magic, CRC, records), the log is torn, or an index entry does not match the log")
-	if err := parseFlags(fset, args); err != nil {
+	if err := fset.Parse(args); err != nil {
 		return err
 	}
 	if fset.NArg() == 0 {
-		return usageErrorf("no FILE given")
+		return cli.Usagef("no FILE given")
 	}
 	var failures []error
 	for _, path := range fset.Args() {

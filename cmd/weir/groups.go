@@ -9,22 +9,23 @@ import (
 	"text/tabwriter"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/weirmq/weir/internal/cli"
 )
 
 // groupsCommands is the table of `weir groups` commands, in the order the
 // usage lists them.
-var groupsCommands = []command{
-	{"list", "print the consumer groups' names, one a line; --state S[,S] filters and adds a STATE column", runGroupsList},
-	{"describe", "print a group's partitions with committed offsets and lag, or its --members or --state, as kafka-consumer-groups.sh", runGroupsDescribe},
-	{"delete", "delete consumer groups and their committed offsets: --group G [--group G ...]", runGroupsDelete},
-	{"reset-offsets", "plan (default) or --execute a reset of an inactive group's committed offsets", runGroupsResetOffsets},
+var groupsCommands = []cli.Command{
+	{Name: "list", Summary: "print the consumer groups' names, one a line; --state S[,S] filters and adds a STATE column", Run: runGroupsList},
+	{Name: "describe", Summary: "print a group's partitions with committed offsets and lag, or its --members or --state, as kafka-consumer-groups.sh", Run: runGroupsDescribe},
+	{Name: "delete", Summary: "delete consumer groups and their committed offsets: --group G [--group G ...]", Run: runGroupsDelete},
+	{Name: "reset-offsets", Summary: "plan (default) or --execute a reset of an inactive group's committed offsets", Run: runGroupsResetOffsets},
 }
 
 // runGroups is `weir groups <command>`: consumer group administration
 // through any Kafka-compatible broker, with franz-go's admin client, in the
 // manner of kafka-consumer-groups.sh.
 func runGroups(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runSubcommand(ctx, "groups", groupsCommands, args, stdout, stderr)
+	return cli.Dispatch(ctx, "groups", groupsCommands, args, stdout, stderr)
 }
 
 // groupStates are the states of a classic group, spelled as brokers
@@ -56,23 +57,23 @@ func parseStates(s string) ([]string, error) {
 // STATE table, as kafka-consumer-groups.sh --list --state does.
 func runGroupsList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "groups list"
-	fs := newFlagSet(name, "[--state S[,S...]] [flags]", stderr)
-	conn := addAdminFlags(fs)
+	fs := cli.NewFlagSet(name, "[--state S[,S...]] [flags]", stderr)
+	conn := cli.AddConnFlags(fs)
 	stateFlag := fs.String("state", "", "only groups in these states (comma-separated: "+strings.Join(groupStates, ", ")+"); prints a STATE column")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := noArgs(stderr, name, fs); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
 	var states []string
 	if *stateFlag != "" {
 		var err error
 		if states, err = parseStates(*stateFlag); err != nil {
-			return subUsageError(stderr, name, err)
+			return fs.UsageError(err)
 		}
 	}
-	adm, ctx, cancel, err := conn.connect(ctx, stderr, name)
+	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func runGroupsList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer adm.Close()
 	listed, err := adm.ListGroups(ctx, states...)
 	if err != nil {
-		return adm.explain(ctx, "list groups", err)
+		return adm.Explain(ctx, "list groups", err)
 	}
 	return writeGroupList(stdout, listed, states)
 }
@@ -130,20 +131,20 @@ func (l *groupList) Set(s string) error {
 // not be deleted (a group with members answers NON_EMPTY_GROUP).
 func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "groups delete"
-	fs := newFlagSet(name, "--group G [--group G ...] [flags]", stderr)
-	conn := addAdminFlags(fs)
+	fs := cli.NewFlagSet(name, "--group G [--group G ...] [flags]", stderr)
+	conn := cli.AddConnFlags(fs)
 	var groups groupList
 	fs.Var(&groups, "group", "a group to delete (required); repeat for several")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := noArgs(stderr, name, fs); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
 	if len(groups) == 0 {
-		return subUsageError(stderr, name, errors.New("--group is required"))
+		return fs.UsageError(errors.New("--group is required"))
 	}
-	adm, ctx, cancel, err := conn.connect(ctx, stderr, name)
+	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 	defer adm.Close()
 	resps, err := adm.DeleteGroups(ctx, groups...)
 	if err != nil {
-		return adm.explain(ctx, "delete groups", err)
+		return adm.Explain(ctx, "delete groups", err)
 	}
 	var failed []string
 	var errs []error

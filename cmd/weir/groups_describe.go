@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/weirmq/weir/internal/cli"
 )
 
 // describeView is what `weir groups describe` prints of a group.
@@ -30,17 +31,17 @@ const (
 // kafka-consumer-groups.sh --describe.
 func runGroupsDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "groups describe"
-	fs := newFlagSet(name, "--group G [--group G ...] [--members [--verbose] | --state] [flags]", stderr)
-	conn := addAdminFlags(fs)
+	fs := cli.NewFlagSet(name, "--group G [--group G ...] [--members [--verbose] | --state] [flags]", stderr)
+	conn := cli.AddConnFlags(fs)
 	var groups groupList
 	fs.Var(&groups, "group", "a group to describe (required); repeat for several")
 	members := fs.Bool("members", false, "print the members: CONSUMER-ID HOST CLIENT-ID #PARTITIONS")
 	verbose := fs.Bool("verbose", false, "with --members, add each member's ASSIGNMENT")
 	state := fs.Bool("state", false, "print the coordinator, assignment strategy, state and member count")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := noArgs(stderr, name, fs); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
 	view := viewOffsets
@@ -58,9 +59,9 @@ func runGroupsDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 		view = viewState
 	}
 	if err != nil {
-		return subUsageError(stderr, name, err)
+		return fs.UsageError(err)
 	}
-	adm, ctx, cancel, err := conn.connect(ctx, stderr, name)
+	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
@@ -69,7 +70,7 @@ func runGroupsDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	// kadm may reorder the slice it is given: keep the command line order.
 	lags, err := adm.Lag(ctx, slices.Clone(groups)...)
 	if err != nil {
-		return adm.explain(ctx, "describe groups", err)
+		return adm.Explain(ctx, "describe groups", err)
 	}
 	var errs []error
 	for i, g := range groups {

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/weirmq/weir/internal/cli"
 )
 
 // resetKind is the scenario of `weir groups reset-offsets`.
@@ -137,9 +138,9 @@ type resetFlags struct {
 }
 
 // parseResetFlags reads and checks the flags of `weir groups reset-offsets`.
-func parseResetFlags(name string, args []string, stderr io.Writer) (resetFlags, adminFlags, error) {
-	fs := newFlagSet(name, "--group G (--topic T[:P,P...] ... | --all-topics) (--to-earliest | --to-latest | --to-offset N | --shift-by N) [--execute] [flags]", stderr)
-	conn := addAdminFlags(fs)
+func parseResetFlags(name string, args []string, stderr io.Writer) (resetFlags, *cli.Conn, error) {
+	fs := cli.NewFlagSet(name, "--group G (--topic T[:P,P...] ... | --all-topics) (--to-earliest | --to-latest | --to-offset N | --shift-by N) [--execute] [flags]", stderr)
+	conn := cli.AddConnFlags(fs)
 	var f resetFlags
 	fs.StringVar(&f.group, "group", "", "the group whose offsets to reset (required); it must have no members")
 	fs.Var(&f.topics, "topic", "a topic `T` or T:0,1,2 (some partitions) to reset; repeat for several")
@@ -150,10 +151,10 @@ func parseResetFlags(name string, args []string, stderr io.Writer) (resetFlags, 
 	shiftBy := fs.String("shift-by", "", "move the committed offset by `N` (negative moves back), held within the log")
 	fs.BoolVar(&f.execute, "execute", false, "commit the new offsets; without it only the plan is printed")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan only (the default)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return f, conn, err
 	}
-	if err := noArgs(stderr, name, fs); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return f, conn, err
 	}
 	var scenarios []resetSpec
@@ -194,7 +195,7 @@ func parseResetFlags(name string, args []string, stderr io.Writer) (resetFlags, 
 		err = errors.New("--execute and --dry-run exclude each other")
 	}
 	if err != nil {
-		return f, conn, subUsageError(stderr, name, err)
+		return f, conn, fs.UsageError(err)
 	}
 	f.spec = scenarios[0]
 	return f, conn, nil
@@ -210,7 +211,7 @@ func runGroupsResetOffsets(ctx context.Context, args []string, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	adm, ctx, cancel, err := conn.connect(ctx, stderr, name)
+	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
@@ -218,7 +219,7 @@ func runGroupsResetOffsets(ctx context.Context, args []string, stdout, stderr io
 	defer adm.Close()
 	described, err := adm.DescribeGroups(ctx, f.group)
 	if err != nil {
-		return adm.explain(ctx, fmt.Sprintf("describe group %q", f.group), err)
+		return adm.Explain(ctx, fmt.Sprintf("describe group %q", f.group), err)
 	}
 	if d, ok := described[f.group]; ok && d.Err == nil && d.State != "Empty" && d.State != "Dead" {
 		return fmt.Errorf("assignments can only be reset if the group '%s' is inactive, but the current state is %s", f.group, d.State)
@@ -243,13 +244,13 @@ func runGroupsResetOffsets(ctx context.Context, args []string, stdout, stderr io
 
 // resetInputs collects the committed, start and end offsets of the
 // partitions f selects.
-func resetInputs(ctx context.Context, adm *admin, f resetFlags) ([]partitionOffsets, error) {
+func resetInputs(ctx context.Context, adm *cli.Admin, f resetFlags) ([]partitionOffsets, error) {
 	committed, err := adm.FetchOffsets(ctx, f.group)
 	if err == nil {
 		err = committed.Error()
 	}
 	if err != nil {
-		return nil, adm.explain(ctx, fmt.Sprintf("fetch the offsets of group %q", f.group), err)
+		return nil, adm.Explain(ctx, fmt.Sprintf("fetch the offsets of group %q", f.group), err)
 	}
 	selections := f.topics
 	if f.allTopics {
@@ -266,11 +267,11 @@ func resetInputs(ctx context.Context, adm *admin, f resetFlags) ([]partitionOffs
 	}
 	starts, err := adm.ListStartOffsets(ctx, topics...)
 	if err != nil {
-		return nil, adm.explain(ctx, "list log start offsets", err)
+		return nil, adm.Explain(ctx, "list log start offsets", err)
 	}
 	ends, err := adm.ListEndOffsets(ctx, topics...)
 	if err != nil {
-		return nil, adm.explain(ctx, "list log end offsets", err)
+		return nil, adm.Explain(ctx, "list log end offsets", err)
 	}
 	var parts []partitionOffsets
 	for _, s := range selections {
@@ -333,7 +334,7 @@ func listedOffset(listed kadm.ListedOffsets, topic string, p int32) (int64, erro
 }
 
 // commitPlan commits the planned offsets for group.
-func commitPlan(ctx context.Context, adm *admin, group string, plan []plannedOffset) error {
+func commitPlan(ctx context.Context, adm *cli.Admin, group string, plan []plannedOffset) error {
 	offsets := make(kadm.Offsets)
 	for _, p := range plan {
 		offsets.Add(kadm.Offset{Topic: p.topic, Partition: p.partition, At: p.offset, LeaderEpoch: -1})
@@ -343,7 +344,7 @@ func commitPlan(ctx context.Context, adm *admin, group string, plan []plannedOff
 		err = resps.Error()
 	}
 	if err != nil {
-		return adm.explain(ctx, fmt.Sprintf("commit the new offsets of group %q", group), err)
+		return adm.Explain(ctx, fmt.Sprintf("commit the new offsets of group %q", group), err)
 	}
 	return nil
 }

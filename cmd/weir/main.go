@@ -13,39 +13,28 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
-)
 
-// command is one subcommand of the weir binary.
-type command struct {
-	// name is what follows "weir" on the command line.
-	name string
-	// summary is the one line `weir help` prints beside the name.
-	summary string
-	// run executes the command with the arguments that follow its name. It
-	// writes results to stdout and diagnostics to stderr and returns an
-	// error to fail: a *usageError exits with status 2, flag.ErrHelp with 0,
-	// any other error with 1. It must return once ctx is cancelled.
-	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
-}
+	"github.com/weirmq/weir/internal/cli"
+)
 
 // commands is the table of weir's subcommands, in the order `weir help`
 // lists them. Adding a command is one line here plus the file holding its
 // run function; nothing registers itself. The help command is built into
 // run, not listed here.
-var commands = []command{
-	{"version", "print weir's module version and the Go version it was built with", runVersion},
-	{"serve", "run a broker: 'weir serve' with no flags serves 127.0.0.1:9092 from ./weir-data", runServe},
+var commands = []cli.Command{
+	{Name: "version", Summary: "print weir's module version and the Go version it was built with", Run: runVersion},
+	{Name: "serve", Summary: "run a broker: 'weir serve' with no flags serves 127.0.0.1:9092 from ./weir-data", Run: runServe},
 	// dump-log (cmd/weir/dumplog.go) goes here, one line:
 	// {"dump-log", "print the batches of .log, .index and .timeindex files", runDumpLog},
-	{"dump-log", "print .log, .index and .timeindex segment files as kafka-dump-log.sh does", runDumpLog},
+	{Name: "dump-log", Summary: "print .log, .index and .timeindex segment files as kafka-dump-log.sh does", Run: runDumpLog},
 
 	// bench (cmd/weir/bench*.go) goes here, one line:
 	// {"bench", "...", runBench},
-	{"bench", "run a benchmark or load generator: 'weir bench log' appends to logs on disk", runBench},
-	{"topics", "create, list, describe, delete topics and alter their configs on any Kafka-compatible broker", runTopics},
-	{"perf", "load a Kafka-compatible broker as kafka-producer/consumer-perf-test.sh do: 'weir perf produce|consume'", runPerf},
-	{"metadata-quorum", "describe the metadata quorum's --status or --replication, as kafka-metadata-quorum.sh, and whether its log is writable", runMetadataQuorum},
-	{"groups", "list, describe (offsets, lag, members), delete consumer groups and reset their offsets, as kafka-consumer-groups.sh", runGroups},
+	{Name: "bench", Summary: "run a benchmark or load generator: 'weir bench log' appends to logs on disk", Run: runBench},
+	{Name: "topics", Summary: "create, list, describe, delete topics and alter their configs on any Kafka-compatible broker", Run: runTopics},
+	{Name: "perf", Summary: "load a Kafka-compatible broker as kafka-producer/consumer-perf-test.sh do: 'weir perf produce|consume'", Run: runPerf},
+	{Name: "metadata-quorum", Summary: "describe the metadata quorum's --status or --replication, as kafka-metadata-quorum.sh, and whether its log is writable", Run: runMetadataQuorum},
+	{Name: "groups", Summary: "list, describe (offsets, lag, members), delete consumer groups and reset their offsets, as kafka-consumer-groups.sh", Run: runGroups},
 }
 
 func main() {
@@ -73,13 +62,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		return runHelp(ctx, rest, stdout, stderr)
 	}
-	cmd, ok := lookup(name)
+	cmd, ok := cli.Lookup(commands, name)
 	if !ok {
-		fmt.Fprintf(stderr, "weir: unknown command %q\n\n", name)
+		fmt.Fprintf(stderr, "weir: %v\n\n", cli.Unknown("command", name, commands))
 		printUsage(stderr)
 		return 2
 	}
-	return exitStatus(name, cmd.run(ctx, rest, stdout, stderr), stderr)
+	return exitStatus(name, cmd.Run(ctx, rest, stdout, stderr), stderr)
 }
 
 // runHelp prints the command list to stdout, or with one argument the
@@ -90,7 +79,7 @@ func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printUsage(stdout)
 		return 0
 	case 1:
-		if _, ok := lookup(args[0]); ok {
+		if _, ok := cli.Lookup(commands, args[0]); ok {
 			return run(ctx, []string{args[0], "-h"}, stdout, stderr)
 		}
 		fmt.Fprintf(stderr, "weir help: unknown command %q\n\n", args[0])
@@ -101,16 +90,6 @@ func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// lookup returns the command called name.
-func lookup(name string) (command, bool) {
-	for _, c := range commands {
-		if c.name == name {
-			return c, true
-		}
-	}
-	return command{}, false
-}
-
 // printUsage writes the list of commands to w.
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, "weir is a Kafka-wire-compatible message broker.\n\n")
@@ -118,7 +97,7 @@ func printUsage(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintf(tw, "  help\tlist the commands; 'weir help <command>' prints a command's flags\n")
 	for _, c := range commands {
-		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+		fmt.Fprintf(tw, "  %s\t%s\n", c.Name, c.Summary)
 	}
 	tw.Flush()
 }
@@ -126,13 +105,13 @@ func printUsage(w io.Writer) {
 // exitStatus reports err, the result of command name, on stderr and maps it
 // to an exit status.
 func exitStatus(name string, err error, stderr io.Writer) int {
-	var uerr *usageError
+	var uerr *cli.UsageError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &uerr):
-		if !uerr.reported {
-			fmt.Fprintf(stderr, "weir %s: %v\nrun 'weir help %s' for usage\n", name, uerr.err, name)
+		if !uerr.Reported {
+			fmt.Fprintf(stderr, "weir %s: %v\nrun 'weir help %s' for usage\n", name, uerr.Err, name)
 		}
 		return 2
 	default:
@@ -141,55 +120,15 @@ func exitStatus(name string, err error, stderr io.Writer) int {
 	}
 }
 
-// usageError is a command-line mistake: weir exits with status 2.
-type usageError struct {
-	err error
-	// reported means the message and usage were already printed (by the
-	// flag package).
-	reported bool
-}
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-
-// usageErrorf returns a usage error with a formatted message, for a
-// command's own argument checks (a missing FILE, a bad combination).
-func usageErrorf(format string, args ...any) error {
-	return &usageError{err: fmt.Errorf(format, args...)}
-}
-
-// newFlagSet returns a flag set for command name that returns errors
-// instead of exiting and prints its usage, "usage: weir name argsUsage"
-// followed by the flags, to stderr.
-func newFlagSet(name, argsUsage string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: weir %s %s\n", name, argsUsage)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseFlags parses args into fs. -h yields flag.ErrHelp (exit status 0);
-// a bad flag yields a usage error, already reported by fs.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	err := fs.Parse(args)
-	if err == nil || errors.Is(err, flag.ErrHelp) {
-		return err
-	}
-	return &usageError{err: err, reported: true}
-}
-
 // runVersion prints one line: weir's module version, the Go version that
 // built it, the platform, and the VCS revision when the build recorded one.
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("version", "", stderr)
-	if err := parseFlags(fs, args); err != nil {
+	fs := cli.NewFlagSet("version", "", stderr)
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageErrorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		return cli.Usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	info, _ := debug.ReadBuildInfo()
 	if _, err := fmt.Fprintln(stdout, versionLine(info)); err != nil {

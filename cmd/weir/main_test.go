@@ -24,8 +24,8 @@ func TestHelpListsEveryCommand(t *testing.T) {
 			t.Errorf("weir %s: exit %d, want 0", arg, code)
 		}
 		for _, c := range commands {
-			if !strings.Contains(stdout, c.name) || !strings.Contains(stdout, c.summary) {
-				t.Errorf("weir %s does not list %q with its summary:\n%s", arg, c.name, stdout)
+			if !strings.Contains(stdout, c.Name) || !strings.Contains(stdout, c.Summary) {
+				t.Errorf("weir %s does not list %q with its summary:\n%s", arg, c.Name, stdout)
 			}
 		}
 	}
@@ -34,13 +34,13 @@ func TestHelpListsEveryCommand(t *testing.T) {
 func TestCommandTableIsWellFormed(t *testing.T) {
 	seen := map[string]bool{"help": true}
 	for _, c := range commands {
-		if c.name == "" || c.summary == "" || c.run == nil {
+		if c.Name == "" || c.Summary == "" || c.Run == nil {
 			t.Errorf("incomplete command entry %+v", c)
 		}
-		if seen[c.name] {
-			t.Errorf("command %q listed twice (or shadows help)", c.name)
+		if seen[c.Name] {
+			t.Errorf("command %q listed twice (or shadows help)", c.Name)
 		}
-		seen[c.name] = true
+		seen[c.Name] = true
 	}
 }
 

@@ -4,23 +4,23 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
 	"github.com/weirmq/weir/bench/perf"
+	"github.com/weirmq/weir/internal/cli"
 )
 
 // perfCommands is the table of `weir perf` commands.
-var perfCommands = []command{
-	{"produce", "send records and print kafka-producer-perf-test.sh's progress and summary lines", runPerfProduce},
-	{"consume", "read records and print kafka-consumer-perf-test.sh's summary", runPerfConsume},
+var perfCommands = []cli.Command{
+	{Name: "produce", Summary: "send records and print kafka-producer-perf-test.sh's progress and summary lines", Run: runPerfProduce},
+	{Name: "consume", Summary: "read records and print kafka-consumer-perf-test.sh's summary", Run: runPerfConsume},
 }
 
 // runPerf is `weir perf <produce|consume>`: load tools for any
 // Kafka-compatible broker; see package perf.
 func runPerf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runSubcommand(ctx, "perf", perfCommands, args, stdout, stderr)
+	return cli.Dispatch(ctx, "perf", perfCommands, args, stdout, stderr)
 }
 
 // runPerfProduce is `weir perf produce`. It prints a progress line every
@@ -48,8 +48,8 @@ func runPerfProduce(ctx context.Context, args []string, stdout, stderr io.Writer
 func parsePerfProduceFlags(args []string, stderr io.Writer) (perf.ProducerConfig, error) {
 	const name = "perf produce"
 	cfg := perf.DefaultProducerConfig()
-	fs := newFlagSet(name, "--topic T --records N [flags]", stderr)
-	brokers := brokersFlag(fs)
+	fs := cli.NewFlagSet(name, "--topic T --records N [flags]", stderr)
+	conn := cli.AddBrokersFlag(fs)
 	fs.StringVar(&cfg.Topic, "topic", "", "topic to produce to (required; it must exist)")
 	fs.Int64Var(&cfg.Records, "records", 0, "number of records to send (required)")
 	fs.IntVar(&cfg.RecordSize, "record-size", cfg.RecordSize, "bytes of each record's value (random letters; records have no key)")
@@ -61,13 +61,13 @@ func parsePerfProduceFlags(args []string, stderr io.Writer) (perf.ProducerConfig
 	fs.BoolVar(&cfg.Idempotent, "idempotent", false, "idempotent producer; by default on exactly when --acks is all, as the Java client")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "produce requests in flight per broker when not idempotent")
 	fs.Var(millisFlag{&cfg.ReportInterval}, "reporting-interval", "how often to print a progress line: a `duration` (5s) or milliseconds; 0: never")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
-	if err := noArgs(stderr, name, fs); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return cfg, err
 	}
-	err := perfCommonFlags(fs, brokers, &cfg.Brokers)
+	err := perfCommonFlags(fs, conn, &cfg.Brokers)
 	if err == nil {
 		cfg.Acks, err = perf.ParseAcks(*acks)
 	}
@@ -78,14 +78,14 @@ func parsePerfProduceFlags(args []string, stderr io.Writer) (perf.ProducerConfig
 		err = fmt.Errorf("--batch-bytes %d, want 1 to %d", *batchBytes, 1<<30)
 	}
 	if err != nil {
-		return cfg, subUsageError(stderr, name, err)
+		return cfg, fs.UsageError(err)
 	}
 	cfg.BatchBytes = int32(*batchBytes)
-	if !flagSet(fs, "idempotent") {
+	if !fs.Changed("idempotent") {
 		cfg.Idempotent = cfg.Acks == perf.AcksAll
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, subUsageError(stderr, name, err)
+		return cfg, fs.UsageError(err)
 	}
 	return cfg, nil
 }
@@ -123,39 +123,39 @@ func writeConsumerSummary(stdout io.Writer, res perf.ConsumerResult, hideHeader 
 func parsePerfConsumeFlags(args []string, stderr io.Writer) (perf.ConsumerConfig, bool, error) {
 	const name = "perf consume"
 	cfg := perf.DefaultConsumerConfig()
-	fs := newFlagSet(name, "--topic T --records N [flags]", stderr)
-	brokers := brokersFlag(fs)
+	fs := cli.NewFlagSet(name, "--topic T --records N [flags]", stderr)
+	conn := cli.AddBrokersFlag(fs)
 	fs.StringVar(&cfg.Topic, "topic", "", "topic to consume (required; it must exist)")
 	fs.Int64Var(&cfg.Records, "records", 0, "number of records to consume (required)")
 	fs.Var(millisFlag{&cfg.Timeout}, "timeout", "longest wait for the next records: a `duration` (10s) or milliseconds (10000)")
 	fs.StringVar(&cfg.Group, "group", "", "consume as a member of this consumer group; default: every partition directly from its start")
 	hideHeader := fs.Bool("hide-header", false, "print the summary line without the header line")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return cfg, false, err
 	}
-	if err := noArgs(stderr, name, fs); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return cfg, false, err
 	}
-	err := perfCommonFlags(fs, brokers, &cfg.Brokers)
+	err := perfCommonFlags(fs, conn, &cfg.Brokers)
 	if err == nil {
 		err = cfg.Validate()
 	}
 	if err != nil {
-		return cfg, false, subUsageError(stderr, name, err)
+		return cfg, false, fs.UsageError(err)
 	}
 	return cfg, *hideHeader, nil
 }
 
 // perfCommonFlags checks the required flags both commands share and sets
 // the brokers.
-func perfCommonFlags(fs *flag.FlagSet, brokers *string, seeds *[]string) error {
+func perfCommonFlags(fs *cli.FlagSet, conn *cli.Conn, seeds *[]string) error {
 	switch {
-	case !flagSet(fs, "topic"):
+	case !fs.Changed("topic"):
 		return errors.New("--topic is required")
-	case !flagSet(fs, "records"):
+	case !fs.Changed("records"):
 		return errors.New("--records is required")
 	}
-	s, err := parseBrokers(*brokers)
+	s, err := conn.Seeds()
 	if err != nil {
 		return err
 	}

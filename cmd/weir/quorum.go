@@ -12,16 +12,17 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/weirmq/weir/internal/cli"
 )
 
 // quorumCommands is the table of `weir metadata-quorum` commands.
-var quorumCommands = []command{
-	{"describe", "print the metadata quorum's --status or --replication, as kafka-metadata-quorum.sh, and whether its log is writable", runQuorumDescribe},
+var quorumCommands = []cli.Command{
+	{Name: "describe", Summary: "print the metadata quorum's --status or --replication, as kafka-metadata-quorum.sh, and whether its log is writable", Run: runQuorumDescribe},
 }
 
 // runMetadataQuorum is `weir metadata-quorum <command>`.
 func runMetadataQuorum(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runSubcommand(ctx, "metadata-quorum", quorumCommands, args, stdout, stderr)
+	return cli.Dispatch(ctx, "metadata-quorum", quorumCommands, args, stdout, stderr)
 }
 
 // metadataTopic is the metadata quorum's partition, __cluster_metadata-0.
@@ -38,24 +39,24 @@ var errQuorumUnwritable = errors.New("the metadata log cannot be written")
 // that cannot be written) is printed in full, then the command fails.
 func runQuorumDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "metadata-quorum describe"
-	fs := newFlagSet(name, "--status | --replication [--human-readable] [flags]", stderr)
-	conn := addAdminFlags(fs)
+	fs := cli.NewFlagSet(name, "--status | --replication [--human-readable] [flags]", stderr)
+	conn := cli.AddConnFlags(fs)
 	status := fs.Bool("status", false, "print the quorum's leader, epoch, high watermark, follower lag, voters and observers")
 	replication := fs.Bool("replication", false, "print each voter's and observer's log end offset, lag and last fetch and caught-up times")
 	human := fs.Bool("human-readable", false, "with --replication, print times as 'N ms ago'")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := noArgs(stderr, name, fs); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
 	if *status == *replication {
-		return subUsageError(stderr, name, errors.New("give one of --status and --replication"))
+		return fs.UsageError(errors.New("give one of --status and --replication"))
 	}
 	if *human && !*replication {
-		return subUsageError(stderr, name, errors.New("--human-readable goes with --replication"))
+		return fs.UsageError(errors.New("--human-readable goes with --replication"))
 	}
-	adm, ctx, cancel, err := conn.connect(ctx, stderr, name)
+	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
@@ -67,9 +68,9 @@ func runQuorumDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	rt.Topic = metadataTopic
 	rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
 	req.Topics = []kmsg.DescribeQuorumRequestTopic{rt}
-	resp, err := req.RequestWith(ctx, adm.kgo)
+	resp, err := req.RequestWith(ctx, adm.Kgo)
 	if err != nil {
-		return adm.explain(ctx, "describe quorum", err)
+		return adm.Explain(ctx, "describe quorum", err)
 	}
 	q, err := quorumFromResponse(resp)
 	if err != nil {
@@ -79,7 +80,7 @@ func runQuorumDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	if *status {
 		md, err := adm.BrokerMetadata(ctx)
 		if err != nil {
-			return adm.explain(ctx, "describe cluster", err)
+			return adm.Explain(ctx, "describe cluster", err)
 		}
 		clusterID = md.Cluster
 	}
@@ -121,7 +122,7 @@ func (q *quorumView) writable() string {
 // KAFKA_STORAGE_ERROR keeps the partition's state.
 func quorumFromResponse(resp *kmsg.DescribeQuorumResponse) (*quorumView, error) {
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return nil, fmt.Errorf("describe quorum: %w", withBrokerMessage(err, deref(resp.ErrorMessage)))
+		return nil, fmt.Errorf("describe quorum: %w", cli.WithBrokerMessage(err, deref(resp.ErrorMessage)))
 	}
 	if len(resp.Topics) != 1 || resp.Topics[0].Topic != metadataTopic || len(resp.Topics[0].Partitions) != 1 ||
 		resp.Topics[0].Partitions[0].Partition != 0 {
@@ -139,7 +140,7 @@ func quorumFromResponse(resp *kmsg.DescribeQuorumResponse) (*quorumView, error) 
 			q.storageErr = kerr.KafkaStorageError.Message
 		}
 	default:
-		return nil, fmt.Errorf("describe quorum: %w", withBrokerMessage(err, deref(q.ErrorMessage)))
+		return nil, fmt.Errorf("describe quorum: %w", cli.WithBrokerMessage(err, deref(q.ErrorMessage)))
 	}
 	return q, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirmq/weir/cluster"
 	"github.com/weirmq/weir/cluster/config"
+	"github.com/weirmq/weir/internal/cli"
 )
 
 // serveFlags are weir serve's flags: shortcuts for server.properties
@@ -29,22 +30,22 @@ type serveFlags struct {
 // flushed and checkpointed, clean-shutdown marker written.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f serveFlags
-	fs := newFlagSet("serve", "[flags]", stderr)
+	fs := cli.NewFlagSet("serve", "[flags]", stderr)
 	fs.StringVar(&f.configFile, "config", "", "a Kafka server.properties-style `file`; the flags below override it")
 	fs.StringVar(&f.data, "data", "", "data `directory` (log.dirs; default ./weir-data)")
 	fs.StringVar(&f.listen, "listen", "", "Kafka listener `host:port` (listeners; default 127.0.0.1:9092)")
 	fs.StringVar(&f.advertise, "advertise", "", "`host:port` clients are told to connect to (advertised.listeners; default the listener)")
 	fs.StringVar(&f.nodeID, "node-id", "", "this node's `id` (node.id; default 1)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageErrorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		return cli.Usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return usageErrorf("--log-level %q: %v", f.logLevel, err)
+		return cli.Usagef("--log-level %q: %v", f.logLevel, err)
 	}
 	broker, err := serveConfig(f)
 	if err != nil {
@@ -95,7 +96,7 @@ func serveConfig(f serveFlags) (*config.Broker, error) {
 			continue
 		}
 		if err := broker.Override(o.name, o.value); err != nil {
-			return nil, usageErrorf("%s: %v", o.name, err)
+			return nil, cli.Usagef("%s: %v", o.name, err)
 		}
 	}
 	return broker, nil

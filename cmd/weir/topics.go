@@ -9,51 +9,52 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/weirmq/weir/internal/cli"
 )
 
 // topicsCommands is the table of `weir topics` commands, in the order the
 // usage lists them.
-var topicsCommands = []command{
-	{"create", "create a topic: --topic T [--partitions N] [--replication-factor R] [--config k=v ...]", runTopicsCreate},
-	{"list", "print the topics' names, one a line, sorted", runTopicsList},
-	{"describe", "print topics, their configs and partitions as kafka-topics.sh --describe does", runTopicsDescribe},
-	{"delete", "delete a topic: --topic T", runTopicsDelete},
-	{"alter-config", "set (--config k=v) or remove (--delete-config k) topic config overrides", runTopicsAlterConfig},
+var topicsCommands = []cli.Command{
+	{Name: "create", Summary: "create a topic: --topic T [--partitions N] [--replication-factor R] [--config k=v ...]", Run: runTopicsCreate},
+	{Name: "list", Summary: "print the topics' names, one a line, sorted", Run: runTopicsList},
+	{Name: "describe", Summary: "print topics, their configs and partitions as kafka-topics.sh --describe does", Run: runTopicsDescribe},
+	{Name: "delete", Summary: "delete a topic: --topic T", Run: runTopicsDelete},
+	{Name: "alter-config", Summary: "set (--config k=v) or remove (--delete-config k) topic config overrides", Run: runTopicsAlterConfig},
 }
 
 // runTopics is `weir topics <command>`: topic administration through any
 // Kafka-compatible broker, with franz-go's admin client.
 func runTopics(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runSubcommand(ctx, "topics", topicsCommands, args, stdout, stderr)
+	return cli.Dispatch(ctx, "topics", topicsCommands, args, stdout, stderr)
 }
 
 // runTopicsCreate is `weir topics create`. It prints "Created topic T." as
 // kafka-topics.sh does.
 func runTopicsCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "topics create"
-	fs := newFlagSet(name, "--topic T [--partitions N] [--replication-factor R] [--config key=value ...] [flags]", stderr)
-	conn := addAdminFlags(fs)
+	fs := cli.NewFlagSet(name, "--topic T [--partitions N] [--replication-factor R] [--config key=value ...] [flags]", stderr)
+	conn := cli.AddConnFlags(fs)
 	topic := fs.String("topic", "", "name of the topic to create (required)")
 	partitions := fs.Int("partitions", -1, "number of partitions; -1: the broker's num.partitions")
 	replication := fs.Int("replication-factor", -1, "replicas of each partition; -1: the broker's default.replication.factor")
 	var configs configFlag
 	fs.Var(&configs, "config", "a topic config override `key=value`; repeat for several")
 	ifNotExists := fs.Bool("if-not-exists", false, "succeed without a change when the topic exists")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := noArgs(stderr, name, fs); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
 	switch {
 	case *topic == "":
-		return subUsageError(stderr, name, errors.New("--topic is required"))
+		return fs.UsageError(errors.New("--topic is required"))
 	case *partitions != -1 && (*partitions < 1 || *partitions > math.MaxInt32):
-		return subUsageError(stderr, name, fmt.Errorf("--partitions %d, want at least 1 (or -1)", *partitions))
+		return fs.UsageError(fmt.Errorf("--partitions %d, want at least 1 (or -1)", *partitions))
 	case *replication != -1 && (*replication < 1 || *replication > math.MaxInt16):
-		return subUsageError(stderr, name, fmt.Errorf("--replication-factor %d, want 1 to %d (or -1)", *replication, math.MaxInt16))
+		return fs.UsageError(fmt.Errorf("--replication-factor %d, want 1 to %d (or -1)", *replication, math.MaxInt16))
 	}
-	adm, ctx, cancel, err := conn.connect(ctx, stderr, name)
+	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func runTopicsCreate(ctx context.Context, args []string, stdout, stderr io.Write
 	case errors.Is(err, kerr.TopicAlreadyExists) && *ifNotExists:
 		return nil
 	case err != nil:
-		return adm.explain(ctx, fmt.Sprintf("create topic %q", *topic), withBrokerMessage(err, resp.ErrMessage))
+		return adm.Explain(ctx, fmt.Sprintf("create topic %q", *topic), cli.WithBrokerMessage(err, resp.ErrMessage))
 	}
 	return writeLine(stdout, "Created topic %s.", *topic)
 }
@@ -72,16 +73,16 @@ func runTopicsCreate(ctx context.Context, args []string, stdout, stderr io.Write
 // runTopicsList is `weir topics list`.
 func runTopicsList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "topics list"
-	fs := newFlagSet(name, "[--internal] [flags]", stderr)
-	conn := addAdminFlags(fs)
+	fs := cli.NewFlagSet(name, "[--internal] [flags]", stderr)
+	conn := cli.AddConnFlags(fs)
 	internal := fs.Bool("internal", false, "include internal topics (__consumer_offsets, ...)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := noArgs(stderr, name, fs); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
-	adm, ctx, cancel, err := conn.connect(ctx, stderr, name)
+	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func runTopicsList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer adm.Close()
 	topics, err := adm.ListTopicsWithInternal(ctx)
 	if err != nil {
-		return adm.explain(ctx, "list topics", err)
+		return adm.Explain(ctx, "list topics", err)
 	}
 	for _, t := range topicNames(topics, *internal) {
 		if err := writeLine(stdout, "%s", t); err != nil {
@@ -114,17 +115,17 @@ func topicNames(topics kadm.TopicDetails, internal bool) []string {
 // runTopicsDescribe is `weir topics describe`.
 func runTopicsDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "topics describe"
-	fs := newFlagSet(name, "[--topic T] [--internal] [flags]", stderr)
-	conn := addAdminFlags(fs)
+	fs := cli.NewFlagSet(name, "[--topic T] [--internal] [flags]", stderr)
+	conn := cli.AddConnFlags(fs)
 	topic := fs.String("topic", "", "the topic to describe; all topics when not given")
 	internal := fs.Bool("internal", false, "with no --topic, include internal topics")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := noArgs(stderr, name, fs); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
-	adm, ctx, cancel, err := conn.connect(ctx, stderr, name)
+	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
@@ -146,20 +147,20 @@ func runTopicsDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 // nothing.
 func runTopicsDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "topics delete"
-	fs := newFlagSet(name, "--topic T [flags]", stderr)
-	conn := addAdminFlags(fs)
+	fs := cli.NewFlagSet(name, "--topic T [flags]", stderr)
+	conn := cli.AddConnFlags(fs)
 	topic := fs.String("topic", "", "name of the topic to delete (required)")
 	ifExists := fs.Bool("if-exists", false, "succeed without a change when the topic does not exist")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := noArgs(stderr, name, fs); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
 	if *topic == "" {
-		return subUsageError(stderr, name, errors.New("--topic is required"))
+		return fs.UsageError(errors.New("--topic is required"))
 	}
-	adm, ctx, cancel, err := conn.connect(ctx, stderr, name)
+	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func runTopicsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 	case errors.Is(err, kerr.UnknownTopicOrPartition) && *ifExists:
 		return nil
 	case err != nil:
-		return adm.explain(ctx, fmt.Sprintf("delete topic %q", *topic), withBrokerMessage(err, resp.ErrMessage))
+		return adm.Explain(ctx, fmt.Sprintf("delete topic %q", *topic), cli.WithBrokerMessage(err, resp.ErrMessage))
 	}
 	return nil
 }
@@ -180,17 +181,17 @@ func runTopicsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 // topic T." as kafka-configs.sh does.
 func runTopicsAlterConfig(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "topics alter-config"
-	fs := newFlagSet(name, "--topic T [--config key=value ...] [--delete-config key ...] [flags]", stderr)
-	conn := addAdminFlags(fs)
+	fs := cli.NewFlagSet(name, "--topic T [--config key=value ...] [--delete-config key ...] [flags]", stderr)
+	conn := cli.AddConnFlags(fs)
 	topic := fs.String("topic", "", "name of the topic to alter (required)")
 	var set configFlag
 	fs.Var(&set, "config", "set the override `key=value`; repeat for several")
 	var del deleteConfigFlag
 	fs.Var(&del, "delete-config", "remove the override of `key`, back to the default; repeat for several")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := noArgs(stderr, name, fs); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
 	alters, err := alterations(set, del)
@@ -201,9 +202,9 @@ func runTopicsAlterConfig(ctx context.Context, args []string, stdout, stderr io.
 		err = errors.New("nothing to alter: give --config or --delete-config")
 	}
 	if err != nil {
-		return subUsageError(stderr, name, err)
+		return fs.UsageError(err)
 	}
-	adm, ctx, cancel, err := conn.connect(ctx, stderr, name)
+	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
@@ -212,14 +213,14 @@ func runTopicsAlterConfig(ctx context.Context, args []string, stdout, stderr io.
 	what := fmt.Sprintf("alter configs of topic %q", *topic)
 	resps, err := adm.AlterTopicConfigs(ctx, alters, *topic)
 	if err != nil {
-		return adm.explain(ctx, what, err)
+		return adm.Explain(ctx, what, err)
 	}
 	resp, err := resps.On(*topic, nil)
 	if err == nil {
 		err = resp.Err
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, withBrokerMessage(err, resp.ErrMessage))
+		return fmt.Errorf("%s: %w", what, cli.WithBrokerMessage(err, resp.ErrMessage))
 	}
 	return writeLine(stdout, "Completed updating config for topic %s.", *topic)
 }

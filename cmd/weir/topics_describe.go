@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/weirmq/weir/internal/cli"
 )
 
 // topicDescription is what `weir topics describe` prints of one topic.
@@ -21,14 +22,14 @@ type topicDescription struct {
 // describeTopics fetches the metadata and configs of topic, or of every
 // topic (the internal ones only with internal) when topic is empty, in
 // name order.
-func describeTopics(ctx context.Context, adm *admin, topic string, internal bool) ([]topicDescription, error) {
+func describeTopics(ctx context.Context, adm *cli.Admin, topic string, internal bool) ([]topicDescription, error) {
 	var want []string
 	if topic != "" {
 		want = []string{topic}
 	}
 	topics, err := adm.ListTopicsWithInternal(ctx, want...)
 	if err != nil {
-		return nil, adm.explain(ctx, "describe topics", err)
+		return nil, adm.Explain(ctx, "describe topics", err)
 	}
 	if topic != "" {
 		d, ok := topics[topic]
@@ -45,13 +46,13 @@ func describeTopics(ctx context.Context, adm *admin, topic string, internal bool
 	}
 	configs, err := adm.DescribeTopicConfigs(ctx, names...)
 	if err != nil {
-		return nil, adm.explain(ctx, "describe topic configs", err)
+		return nil, adm.Explain(ctx, "describe topic configs", err)
 	}
 	out := make([]topicDescription, 0, len(names))
 	for _, name := range names {
 		rc, err := configs.On(name, nil)
 		if err == nil {
-			err = withBrokerMessage(rc.Err, rc.ErrMessage)
+			err = cli.WithBrokerMessage(rc.Err, rc.ErrMessage)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("describe configs of topic %q: %w", name, err)

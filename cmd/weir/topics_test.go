@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/weirmq/weir/internal/cli"
 )
 
 // startKfake starts a one-broker kfake cluster holding topics of
@@ -182,8 +183,8 @@ func TestTopicsHelp(t *testing.T) {
 	}
 	_, _, stderr := runCmd(t, "topics", "-h")
 	for _, c := range topicsCommands {
-		if !strings.Contains(stderr, c.name) || !strings.Contains(stderr, c.summary) {
-			t.Errorf("topics usage does not list %q", c.name)
+		if !strings.Contains(stderr, c.Name) || !strings.Contains(stderr, c.Summary) {
+			t.Errorf("topics usage does not list %q", c.Name)
 		}
 	}
 }
@@ -234,15 +235,15 @@ func TestTopicDescriptionFormat(t *testing.T) {
 }
 
 func TestWithBrokerMessage(t *testing.T) {
-	err := withBrokerMessage(kerr.TopicAlreadyExists, "Topic 'orders' already exists.")
+	err := cli.WithBrokerMessage(kerr.TopicAlreadyExists, "Topic 'orders' already exists.")
 	if err.Error() != "TOPIC_ALREADY_EXISTS: Topic 'orders' already exists." || !errors.Is(err, kerr.TopicAlreadyExists) {
 		t.Errorf("with a message: %q", err)
 	}
-	if err := withBrokerMessage(kerr.TopicAlreadyExists, ""); err != kerr.TopicAlreadyExists {
+	if err := cli.WithBrokerMessage(kerr.TopicAlreadyExists, ""); err != kerr.TopicAlreadyExists {
 		t.Errorf("without a message: %v, want the code's own error", err)
 	}
 	other := errors.New("dial failed")
-	if err := withBrokerMessage(other, "ignored"); err != other {
+	if err := cli.WithBrokerMessage(other, "ignored"); err != other {
 		t.Errorf("not a Kafka code: %v", err)
 	}
 }

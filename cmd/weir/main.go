@@ -35,6 +35,8 @@ var commands = []cli.Command{
 	{Name: "perf", Summary: "load a Kafka-compatible broker as kafka-producer/consumer-perf-test.sh do: 'weir perf produce|consume'", Run: runPerf},
 	{Name: "metadata-quorum", Summary: "describe the metadata quorum's --status or --replication, as kafka-metadata-quorum.sh, and whether its log is writable", Run: runMetadataQuorum},
 	{Name: "groups", Summary: "list, describe (offsets, lag, members), delete consumer groups and reset their offsets, as kafka-consumer-groups.sh", Run: runGroups},
+	{Name: "produce", Summary: "produce records read from standard input, one a line or in rpk's --format verbs, as rpk topic produce", Run: runProduce},
+	{Name: "consume", Summary: "print the records of topics (-o start|end|OFFSET|@TIME, -n COUNT, -g GROUP, -f text|json|FORMAT), as rpk topic consume", Run: runConsume},
 }
 
 func main() {

@@ -229,21 +229,44 @@ func (n *newlineTerminated) Read(p []byte) (int, error) {
 	return 0, io.EOF
 }
 
-// parseHeaderFlags parses -H values, key=value (kcat's and Kafka's form)
-// or rpk's key:value; whichever of '=' and ':' comes first separates the
-// key from the value, which may be empty. Headers keep the order given
-// and may repeat a key, as Kafka allows.
-func parseHeaderFlags(values []string) ([]kgo.RecordHeader, error) {
-	var hs []kgo.RecordHeader
-	for _, v := range values {
-		i := strings.IndexAny(v, "=:")
-		if i < 0 {
-			return nil, fmt.Errorf("header %q: want key=value", v)
-		}
-		if i == 0 {
-			return nil, fmt.Errorf("header %q: empty key", v)
-		}
-		hs = append(hs, kgo.RecordHeader{Key: v[:i], Value: []byte(v[i+1:])})
+// headerFlag is the repeatable -H flag of `weir produce`: key=value
+// (kcat's and Kafka's form) or rpk's key:value; whichever of '=' and ':'
+// comes first separates the key from the value, which may be empty.
+// Headers keep the order given and may repeat a key, as Kafka allows.
+type headerFlag []kgo.RecordHeader
+
+func (h *headerFlag) String() string {
+	parts := make([]string, 0, len(*h))
+	for _, x := range *h {
+		parts = append(parts, x.Key+"="+string(x.Value))
 	}
-	return hs, nil
+	return strings.Join(parts, " ")
+}
+
+// Set adds one header.
+func (h *headerFlag) Set(v string) error {
+	i := strings.IndexAny(v, "=:")
+	switch {
+	case i < 0:
+		return fmt.Errorf("header %q: want key=value", v)
+	case i == 0:
+		return fmt.Errorf("header %q: empty key", v)
+	}
+	*h = append(*h, kgo.RecordHeader{Key: v[:i], Value: []byte(v[i+1:])})
+	return nil
+}
+
+// hasVerb reports whether format uses the percent verb c (not as part of
+// a %% escape).
+func hasVerb(format string, c byte) bool {
+	for i := 0; i+1 < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		if format[i+1] == c {
+			return true
+		}
+		i++ // skip the verb, %% among them
+	}
+	return false
 }

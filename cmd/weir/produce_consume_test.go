@@ -42,10 +42,17 @@ func mustProduce(t *testing.T, stdin string, args ...string) string {
 }
 
 // consumeLines runs `weir consume`, which must succeed, and returns its
-// output lines.
+// output lines. A consume still waiting for records after a minute is
+// interrupted (as Ctrl-C would), so a test missing records fails on what
+// was printed instead of hanging.
 func consumeLines(t *testing.T, args ...string) []string {
 	t.Helper()
-	out := mustRun(t, append([]string{"consume"}, args...)...)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	code, out, stderr := runInput(ctx, "", append([]string{"consume"}, args...)...)
+	if code != 0 {
+		t.Fatalf("weir consume %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, stderr)
+	}
 	if out == "" {
 		return nil
 	}

@@ -67,16 +67,18 @@ func TestBenchUsage(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"bench"}, 2, "usage: weir bench <benchmark>"},
-		{[]string{"bench", "-h"}, 0, "usage: weir bench <benchmark>"},
+		{[]string{"bench"}, 2, "usage: weir bench <command>"},
+		{[]string{"bench", "-h"}, 0, "usage: weir bench <command>"},
 		{[]string{"help", "bench"}, 0, "log"},
-		{[]string{"bench", "nope"}, 2, `unknown benchmark "nope"`},
+		{[]string{"bench", "nope"}, 2, `unknown bench command "nope"`},
+		{[]string{"bench", "lgo"}, 2, `unknown bench command "lgo": did you mean "log"?`},
 		{[]string{"bench", "log"}, 2, "--dir is required"},
 		{[]string{"bench", "log", "-h"}, 0, "usage: weir bench log"},
 		{[]string{"bench", "log", "--dir", "x", "--report-synced"}, 2, "needs fsync"},
 		{[]string{"bench", "log", "--dir", "x", "--writers", "0"}, 2, "0 writers"},
 		{[]string{"bench", "log", "--dir", "x", "extra"}, 2, "unexpected arguments: extra"},
 		{[]string{"bench", "log", "--no-such-flag"}, 2, "no-such-flag"},
+		{[]string{"bench", "log", "--dir", "x", "--writer", "2"}, 2, "unknown flag --writer: did you mean --writers?"},
 	} {
 		code, stdout, stderr := runCmd(t, c.args...)
 		if code != c.code || stdout != "" || !strings.Contains(stderr, c.stderr) {

@@ -68,6 +68,17 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	if !strings.Contains(stderr, "version") {
 		t.Errorf("unknown command: usage on stderr does not list the commands:\n%s", stderr)
 	}
+	for typo, want := range map[string]string{
+		"topcis":          `unknown command "topcis": did you mean "topics"?`,
+		"grups":           `unknown command "grups": did you mean "groups"?`,
+		"topics lsit":     `unknown topics command "lsit": did you mean "list"?`,
+		"groups decsribe": `unknown groups command "decsribe": did you mean "describe"?`,
+	} {
+		code, _, stderr := runCmd(t, strings.Fields(typo)...)
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("weir %s: exit %d, stderr %q; want exit 2 and %q", typo, code, stderr, want)
+		}
+	}
 }
 
 func TestCommandHelpExitsZero(t *testing.T) {

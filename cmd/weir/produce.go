@@ -91,8 +91,10 @@ func produce(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				return
 			}
 			if printer != nil {
+				// Flushed at once: a user typing records sees each land.
 				buf = printer.appendRecord(buf[:0], nil, r)
-				out.Write(buf) // errors are sticky; checked at Flush
+				out.Write(buf)
+				out.Flush() // errors are sticky; checked at the end
 			}
 		})
 	})

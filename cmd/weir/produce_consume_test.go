@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -356,5 +357,40 @@ func TestProduceConsumeFailuresExitOne(t *testing.T) {
 	code, _, stderr = runInput(t.Context(), "", "consume", "one", "--brokers", "127.0.0.1:1", "--timeout", "300ms")
 	if code != 1 || !strings.HasPrefix(stderr, "weir consume: describe topics: ") {
 		t.Errorf("consume from no broker: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// An interrupt while weir produce waits for more input ends it at once
+// with exit 0, and the records read before it are delivered.
+func TestProduceInterruptedWhileReading(t *testing.T) {
+	b := startKfake(t, 1, "typed")
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		err := produce(ctx, []string{"typed", "--brokers", b}, pr, &stdout, &stderr)
+		code <- exitStatus("produce", err, &stderr)
+	}()
+	if _, err := io.WriteString(pw, "one\ntwo\n"); err != nil {
+		t.Fatal(err)
+	}
+	// Both lines were read once both are acknowledged; the pipe stays
+	// open, as a terminal would.
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Count(stdout.String(), "Produced to partition") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("produce printed %q, stderr %q", stdout.String(), stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if c := <-code; c != 0 || stderr.String() != "" {
+		t.Fatalf("interrupted produce: exit %d, stderr %q", c, stderr.String())
+	}
+	if got := consumeLines(t, "typed", "--brokers", b, "-o", ":end"); strings.Join(got, " ") != "one two" {
+		t.Errorf("topic holds %q", got)
 	}
 }

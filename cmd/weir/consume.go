@@ -271,6 +271,7 @@ func parseConsumeFlags(args []string, stderr io.Writer) (*consumeFlags, error) {
 	fs.Alias("g", "group")
 	format := fs.String("format", "text", "how to print records, `FORMAT`: text (the value and a newline), json (one object a line) or a layout in rpk's verbs, e.g. '%k %v %h{%k=%v,}\\n' (see docs/tools.md)")
 	fs.Alias("f", "format")
+	fromBeginning := fs.Bool("from-beginning", false, "kafka-console-consumer.sh's flag: the same as -o start, the default here")
 	fs.BoolVar(&f.readCommitted, "read-committed", false, "read only committed transactional records (isolation.level read_committed)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -285,6 +286,9 @@ func parseConsumeFlags(args []string, stderr io.Writer) (*consumeFlags, error) {
 	}
 	if len(f.topics) == 0 {
 		return nil, fs.UsageError(errors.New("a topic is required: --topic T, or topics as arguments"))
+	}
+	if *fromBeginning && fs.Changed("offset") {
+		return nil, fs.UsageError(errors.New("--from-beginning and --offset exclude each other"))
 	}
 	var err error
 	if f.offset, err = parseOffsetSpec(*offset, time.Now()); err != nil {

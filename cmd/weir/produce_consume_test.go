@@ -184,6 +184,7 @@ func TestConsumeOffsetsAndCount(t *testing.T) {
 		{[]string{"-o", "-3", "-n", "2"}, "7 8"},
 		{[]string{"-o", "@" + at(9), "-n", "1"}, "9"},
 		{[]string{"-n", "2"}, "0 1"},
+		{[]string{"--from-beginning", "-n", "2"}, "0 1"},
 	}
 	for _, c := range cases {
 		args := append([]string{"seq", "--brokers", b, "-p", "0", "-f", `%v\n`}, c.args...)
@@ -318,6 +319,7 @@ func TestProduceConsumeUsageErrorsExitTwo(t *testing.T) {
 		{"consume", "t", "-g", "g", "-p", "0"},
 		{"consume", "t", "-g", "g", "-o", ":end"},
 		{"consume", "t", "-f", ""},
+		{"consume", "t", "--from-beginning", "-o", "end"},
 		{"consume", "t", "-f", "%v{nosuch}"},
 	}
 	for _, args := range cases {

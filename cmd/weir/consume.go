@@ -38,47 +38,9 @@ func runConsume(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	adm, actx, cancel, err := f.conn.Admin(ctx)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	defer adm.Close()
-	if err := f.checkTopics(actx, adm); err != nil {
-		return err
-	}
-	var ends map[string]map[int32]int64
-	opts := []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadUncommitted())}
-	if f.readCommitted {
-		opts = []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted())}
-	}
-	switch {
-	case f.offset.hasUntil():
-		starts, stops, err := f.resolveRanges(actx, adm)
-		if err != nil {
-			return err
-		}
-		if len(starts) == 0 {
-			return nil // nothing between the start and the end
-		}
-		ends = stops
-		// A control record (a transaction marker) may be the last offset
-		// before an end; the client must return it for the end to be seen.
-		opts = append(opts, kgo.ConsumePartitions(starts), kgo.KeepControlRecords())
-	case f.group != "":
-		opts = append(opts, kgo.ConsumerGroup(f.group), kgo.ConsumeTopics(f.topics...),
-			kgo.ConsumeResetOffset(f.offset.startOffset()), kgo.AutoCommitMarks())
-	case f.partitions != nil:
-		starts := make(map[string]map[int32]kgo.Offset)
-		for _, t := range f.topics {
-			starts[t] = make(map[int32]kgo.Offset)
-			for _, p := range f.partitions {
-				starts[t][p] = f.offset.startOffset()
-			}
-		}
-		opts = append(opts, kgo.ConsumePartitions(starts))
-	default:
-		opts = append(opts, kgo.ConsumeTopics(f.topics...), kgo.ConsumeResetOffset(f.offset.startOffset()))
+	opts, ends, err := f.plan(ctx)
+	if err != nil || opts == nil {
+		return err // nil opts: nothing between the start and the end
 	}
 	cl, err := f.conn.Client(opts...)
 	if err != nil {
@@ -165,6 +127,48 @@ func endPartition(cl *kgo.Client, ends map[string]map[int32]int64, topic string,
 	if len(ends[topic]) == 0 {
 		delete(ends, topic)
 	}
+}
+
+// plan checks the topics and returns the consumer's client options and,
+// when -o names an end, the offset each partition ends before (nil
+// otherwise). No options and no error mean there is nothing to consume.
+func (f *consumeFlags) plan(ctx context.Context) ([]kgo.Opt, map[string]map[int32]int64, error) {
+	adm, ctx, cancel, err := f.conn.Admin(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cancel()
+	defer adm.Close()
+	if err := f.checkTopics(ctx, adm); err != nil {
+		return nil, nil, err
+	}
+	opts := []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadUncommitted())}
+	if f.readCommitted {
+		opts = []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted())}
+	}
+	switch {
+	case f.offset.hasUntil():
+		starts, ends, err := f.resolveRanges(ctx, adm)
+		if err != nil || len(starts) == 0 {
+			return nil, nil, err
+		}
+		// A control record (a transaction marker) may be the last offset
+		// before an end; the client must return it for the end to be seen.
+		return append(opts, kgo.ConsumePartitions(starts), kgo.KeepControlRecords()), ends, nil
+	case f.group != "":
+		return append(opts, kgo.ConsumerGroup(f.group), kgo.ConsumeTopics(f.topics...),
+			kgo.ConsumeResetOffset(f.offset.startOffset()), kgo.AutoCommitMarks()), nil, nil
+	case f.partitions != nil:
+		starts := make(map[string]map[int32]kgo.Offset)
+		for _, t := range f.topics {
+			starts[t] = make(map[int32]kgo.Offset)
+			for _, p := range f.partitions {
+				starts[t][p] = f.offset.startOffset()
+			}
+		}
+		return append(opts, kgo.ConsumePartitions(starts)), nil, nil
+	}
+	return append(opts, kgo.ConsumeTopics(f.topics...), kgo.ConsumeResetOffset(f.offset.startOffset())), nil, nil
 }
 
 // checkTopics fails unless every topic exists and has every partition

@@ -138,6 +138,17 @@ func TestProducePartitionFlag(t *testing.T) {
 	}
 }
 
+// %t in the input picks each record's topic; no --topic is needed.
+func TestProduceTopicFromInput(t *testing.T) {
+	b := startKfake(t, 1, "a", "b")
+	mustProduce(t, "a x\nb y\na z\n", "--brokers", b, "-f", `%t %v\n`, "-o", `%t\n`)
+	for topic, want := range map[string]string{"a": "x z", "b": "y"} {
+		if got := consumeLines(t, topic, "--brokers", b, "-o", ":end"); strings.Join(got, " ") != want {
+			t.Errorf("topic %s holds %q, want %q", topic, got, want)
+		}
+	}
+}
+
 // seqFixture is a kfake broker with topic "seq": partition 0 holds values
 // 0..9 with timestamps base+i seconds, partition 1 holds five records.
 func seqFixture(t *testing.T) (brokers string, base int64) {

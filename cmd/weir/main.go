@@ -36,6 +36,8 @@ var commands = []cli.Command{
 	{Name: "metadata-quorum", Summary: "describe the metadata quorum's --status or --replication, as kafka-metadata-quorum.sh, and whether its log is writable", Run: runMetadataQuorum},
 	{Name: "cluster", Summary: "describe the cluster: 'weir cluster info' (id, controller, brokers), 'weir cluster config get|describe' (broker configs)", Run: runCluster},
 	{Name: "groups", Summary: "list, describe (offsets, lag, members), delete consumer groups and reset their offsets, as kafka-consumer-groups.sh", Run: runGroups},
+	{Name: "produce", Summary: "produce records read from standard input, one a line or in rpk's --format verbs, as rpk topic produce", Run: runProduce},
+	{Name: "consume", Summary: "print the records of topics (-o start|end|OFFSET|@TIME, -n COUNT, -g GROUP, -f text|json|FORMAT), as rpk topic consume", Run: runConsume},
 }
 
 func main() {

@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,10 +15,6 @@ import (
 )
 
 func TestMain(m *testing.M) { harness.Main(m) }
-
-// requireClientsEnv names the variable that turns a missing client from a
-// skip into a failure; .ci/run sets it to 1.
-const requireClientsEnv = "WEIR_REQUIRE_CLIENTS"
 
 // Record counts per variant (see doc.go).
 const (
@@ -224,16 +219,10 @@ func orDefault(s string) string {
 }
 
 // needClient skips the test when err reports the client missing, or fails
-// it under WEIR_REQUIRE_CLIENTS=1.
+// it under WEIR_REQUIRE_CLIENTS=1 (harness.NeedClient).
 func needClient(t *testing.T, name string, err error) {
 	t.Helper()
-	if err == nil {
-		return
-	}
-	if os.Getenv(requireClientsEnv) == "1" {
-		t.Fatalf("%s is required (%s=1) but not usable: %v", name, requireClientsEnv, err)
-	}
-	t.Skipf("%s not usable, skipping (set %s=1 to fail instead): %v", name, requireClientsEnv, err)
+	harness.NeedClient(t, name, err)
 }
 
 // makeRecords builds n distinct records: unique keys in produce order,

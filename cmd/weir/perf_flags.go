@@ -14,9 +14,9 @@ import (
 	"github.com/weirmq/weir/internal/cli"
 )
 
-// produceFlags are the flags of `weir perf produce`, bound to a
+// perfProduceFlags are the flags of `weir perf produce`, bound to a
 // configuration.
-type produceFlags struct {
+type perfProduceFlags struct {
 	fs          *cli.FlagSet
 	conn        *cli.Conn
 	acks        *string
@@ -26,11 +26,11 @@ type produceFlags struct {
 	propsFile   *string
 }
 
-// newProduceFlags registers the flags of `weir perf produce` with cfg's
+// newPerfProduceFlags registers the flags of `weir perf produce` with cfg's
 // values as their defaults.
-func newProduceFlags(cfg *perf.ProducerConfig, stderr io.Writer) *produceFlags {
+func newPerfProduceFlags(cfg *perf.ProducerConfig, stderr io.Writer) *perfProduceFlags {
 	fs := cli.NewFlagSet("perf produce", "--topic T --records N [flags]", stderr)
-	f := &produceFlags{fs: fs, conn: cli.AddConnFlags(fs), props: &propertyList{}}
+	f := &perfProduceFlags{fs: fs, conn: cli.AddConnFlags(fs), props: &propertyList{}}
 	fs.StringVar(&cfg.Topic, "topic", "", "topic to produce to (required); created if missing and the broker auto-creates topics")
 	fs.Int64Var(&cfg.Records, "records", 0, "number of records to send (required)")
 	fs.Alias("num-records", "records")
@@ -59,7 +59,7 @@ func parsePerfProduceFlags(args []string, stderr io.Writer) (perf.ProducerConfig
 	cfg := perf.DefaultProducerConfig()
 	first := perf.DefaultProducerConfig()
 	first.Idempotent = false // for the usage: its default follows --acks, as the flag's text says
-	pre := newProduceFlags(&first, stderr)
+	pre := newPerfProduceFlags(&first, stderr)
 	if err := pre.fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -72,7 +72,7 @@ func parsePerfProduceFlags(args []string, stderr io.Writer) (perf.ProducerConfig
 		return cfg, pre.fs.UsageError(err)
 	}
 
-	f := newProduceFlags(&cfg, stderr)
+	f := newPerfProduceFlags(&cfg, stderr)
 	if err := f.fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -86,7 +86,7 @@ func parsePerfProduceFlags(args []string, stderr io.Writer) (perf.ProducerConfig
 // file's, then those of --producer-props and of the NAME=VALUE arguments
 // that follow it (Kafka's multi-value form: --producer-props acks=all
 // linger.ms=5). Any other positional argument is a mistake.
-func (f *produceFlags) properties() ([]config.Property, error) {
+func (f *perfProduceFlags) properties() ([]config.Property, error) {
 	var props []config.Property
 	if *f.propsFile != "" {
 		p, err := config.ReadPropertiesFile(*f.propsFile)
@@ -108,7 +108,7 @@ func (f *produceFlags) properties() ([]config.Property, error) {
 
 // extraProperties returns the positional arguments, which must be the
 // NAME=VALUE values of Kafka's `--producer-props a=1 b=2` form.
-func (f *produceFlags) extraProperties() ([]string, error) {
+func (f *perfProduceFlags) extraProperties() ([]string, error) {
 	args := f.fs.Args()
 	if len(args) == 0 {
 		return nil, nil
@@ -159,7 +159,7 @@ func applyProducerProperties(cfg *perf.ProducerConfig, props []config.Property, 
 }
 
 // check completes and validates cfg after the second parse.
-func (f *produceFlags) check(cfg *perf.ProducerConfig, applied appliedProperties) error {
+func (f *perfProduceFlags) check(cfg *perf.ProducerConfig, applied appliedProperties) error {
 	if err := perfRequired(f.fs); err != nil {
 		return err
 	}

@@ -64,10 +64,7 @@ func parseBenchBrokerFlags(args []string, stderr io.Writer) (brokerbench.Config,
 		return nil
 	})
 	fs.Var(&weirEnv, "weir-env", "`KEY=value` added to weir serve's environment (repeatable), e.g. GOGC=200")
-	if err := fs.Parse(args); err != nil {
-		return cfg, "", err
-	}
-	if err := fs.NoArgs(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return cfg, "", err
 	}
 	cfg.WeirEnv = weirEnv

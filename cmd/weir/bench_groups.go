@@ -46,10 +46,7 @@ func parseBenchGroupsFlags(args []string, stderr io.Writer) (groupbench.Config, 
 	fs.StringVar(&out, "out", "", "also write the report to this `file`")
 	fs.StringVar(&cfg.WeirPath, "weir", "", "weir `binary` to run as 'weir serve' (default this program)")
 	fs.BoolVar(&noWeir, "no-weir", false, "measure kfake only")
-	if err := fs.Parse(args); err != nil {
-		return cfg, "", err
-	}
-	if err := fs.NoArgs(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return cfg, "", err
 	}
 	cfg.WeirArgs = []string{"--log-level", "warn"}

@@ -63,10 +63,7 @@ func parseBenchLogFlags(args []string, stderr io.Writer) (logbench.Config, bool,
 	fs.BoolVar(&cfg.ReportSynced, "report-synced", false, "print 'synced <partition> <firstOffset> <lastOffset> <writer> <seq>' once each append is durable (needs --fsync)")
 	fs.Var(millisFlag{&cfg.ReportInterval}, "reporting-interval", "how often to print a progress line: a `duration` (5s) or milliseconds; 0: never")
 	fs.Int64Var(&cfg.Run, "run", 0, "run id written into every record key, to tell runs on one directory apart")
-	if err := fs.Parse(args); err != nil {
-		return cfg, false, err
-	}
-	if err := fs.NoArgs(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return cfg, false, err
 	}
 	if cfg.Batches > 0 && !fs.Changed("duration") {

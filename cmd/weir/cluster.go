@@ -28,13 +28,7 @@ func runClusterInfo(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := cli.NewFlagSet("cluster info", "[flags]", stderr)
 	conn := cli.AddConnFlags(fs)
 	out := cli.AddFormatFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
-		return err
-	}
-	if err := out.Check(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	adm, ctx, cancel, err := conn.Admin(ctx)

@@ -39,13 +39,7 @@ func runClusterConfigDescribe(ctx context.Context, args []string, stdout, stderr
 	conn := cli.AddConnFlags(fs)
 	broker := addBrokerFlag(fs)
 	out := cli.AddFormatFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
-		return err
-	}
-	if err := out.Check(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	adm, ctx, cancel, err := conn.Admin(ctx)
@@ -84,9 +78,6 @@ func runClusterConfigGet(ctx context.Context, args []string, stdout, stderr io.W
 		return fs.UsageError(errors.New("give one config KEY, as 'weir cluster config get log.retention.hours'"))
 	}
 	key := fs.Arg(0)
-	if err := out.Check(); err != nil {
-		return err
-	}
 	adm, ctx, cancel, err := conn.Admin(ctx)
 	if err != nil {
 		return err

@@ -205,10 +205,7 @@ func parsePerfConsumeFlags(args []string, stderr io.Writer) (perf.ConsumerConfig
 	fs.BoolVar(&cfg.FromLatest, "from-latest", false, "start partitions without a committed offset at their end: count only records produced from now on")
 	fs.Var(millisFlag{&cfg.ReportInterval}, "reporting-interval", "how often to print a progress line while records come: a `duration` (5s) or milliseconds; 0: never")
 	hideHeader := fs.Bool("hide-header", false, "print the summary line without the header line")
-	if err := fs.Parse(args); err != nil {
-		return cfg, false, err
-	}
-	if err := fs.NoArgs(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return cfg, false, err
 	}
 	err := perfRequired(fs)

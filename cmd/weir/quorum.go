@@ -43,13 +43,7 @@ func runQuorumDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	replication := fs.Bool("replication", false, "print each voter's and observer's log end offset, lag and last fetch and caught-up times")
 	human := fs.Bool("human-readable", false, "with --replication, print times as 'N ms ago' (text only)")
 	out := cli.AddFormatFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
-		return err
-	}
-	if err := out.Check(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if *status == *replication {

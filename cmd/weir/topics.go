@@ -41,10 +41,7 @@ func runTopicsCreate(ctx context.Context, args []string, stdout, stderr io.Write
 	var configs configFlag
 	fs.Var(&configs, "config", "a topic config override `key=value`; repeat for several")
 	ifNotExists := fs.Bool("if-not-exists", false, "succeed without a change when the topic exists")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	switch {
@@ -78,13 +75,7 @@ func runTopicsList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	conn := cli.AddConnFlags(fs)
 	internal := fs.Bool("internal", false, "include internal topics (__consumer_offsets, ...)")
 	out := cli.AddFormatFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
-		return err
-	}
-	if err := out.Check(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	adm, ctx, cancel, err := conn.Admin(ctx)
@@ -132,13 +123,7 @@ func runTopicsDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	topic := fs.String("topic", "", "the topic to describe; all topics when not given")
 	internal := fs.Bool("internal", false, "with no --topic, include internal topics")
 	out := cli.AddFormatFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
-		return err
-	}
-	if err := out.Check(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	adm, ctx, cancel, err := conn.Admin(ctx)
@@ -172,10 +157,7 @@ func runTopicsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 	conn := cli.AddConnFlags(fs)
 	topic := fs.String("topic", "", "name of the topic to delete (required)")
 	ifExists := fs.Bool("if-exists", false, "succeed without a change when the topic does not exist")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if *topic == "" {
@@ -209,10 +191,7 @@ func runTopicsAlterConfig(ctx context.Context, args []string, stdout, stderr io.
 	fs.Var(&set, "config", "set the override `key=value`; repeat for several")
 	var del deleteConfigFlag
 	fs.Var(&del, "delete-config", "remove the override of `key`, back to the default; repeat for several")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	alters, err := alterations(set, del)

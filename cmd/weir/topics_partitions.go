@@ -22,10 +22,7 @@ func runTopicsAddPartitions(ctx context.Context, args []string, stdout, stderr i
 	total := fs.Int("partitions", 0, "grow the topic to `TOTAL` partitions, more than it has (as kafka-topics.sh --alter --partitions)")
 	add := fs.Int("num", 0, "add `N` partitions to the ones it has (as rpk topic add-partitions -n)")
 	fs.Alias("n", "num")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if *topic == "" {

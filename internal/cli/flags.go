@@ -25,6 +25,9 @@ type FlagSet struct {
 	canonical map[string]string
 	// aliases lists each flag's other names, in the order they were added.
 	aliases map[string][]string
+	// checks run after a successful parse, in the order added: the shared
+	// flags' own validation (--format's value).
+	checks []func() error
 }
 
 // NewFlagSet returns the flags of command name ("topics create"); its usage
@@ -133,8 +136,26 @@ func (f *FlagSet) Parse(args []string) error {
 	if err := f.FlagSet.Parse(append(flags, append([]string{"--"}, positional...)...)); err != nil {
 		return f.UsageError(errors.New(strings.Replace(err.Error(), " -", " --", 1)))
 	}
+	for _, check := range f.checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// ParseNoArgs is Parse for a command that takes no positional arguments:
+// any left are a usage error.
+func (f *FlagSet) ParseNoArgs(args []string) error {
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	return f.NoArgs()
+}
+
+// afterParse adds a check that Parse runs once the flags are set; it
+// returns a reported usage error (from UsageError) to refuse them.
+func (f *FlagSet) afterParse(check func() error) { f.checks = append(f.checks, check) }
 
 // unknownFlag describes a flag the command does not have, naming the
 // closest one it does.

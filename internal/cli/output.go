@@ -15,9 +15,12 @@ type Output struct {
 // Formats are the values --format takes.
 var Formats = []string{"text", "json"}
 
-// AddFormatFlag registers --format text|json on fs.
+// AddFormatFlag registers --format text|json on fs; fs.Parse refuses any
+// other value.
 func AddFormatFlag(fs *FlagSet) *Output {
-	return &Output{fs: fs, format: fs.String("format", "text", "output `format`: text (as Kafka's tools print) or json")}
+	o := &Output{fs: fs, format: fs.String("format", "text", "output `format`: text (as Kafka's tools print) or json")}
+	fs.afterParse(o.check)
+	return o
 }
 
 // check validates --format, as a usage error.
@@ -34,8 +37,8 @@ func (o *Output) check() error {
 	return o.fs.UsageError(err)
 }
 
-// Check returns a usage error if --format names no known format; commands
-// call it right after parsing, before any request.
+// Check returns a usage error if --format names no known format. Parse
+// already checks it; Check is for an Output whose value was set otherwise.
 func (o *Output) Check() error { return o.check() }
 
 // JSON reports whether --format json was asked for.

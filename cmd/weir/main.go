@@ -22,22 +22,17 @@ import (
 // run function; nothing registers itself. The help command is built into
 // run, not listed here.
 var commands = []cli.Command{
-	{Name: "version", Summary: "print weir's module version and the Go version it was built with", Run: runVersion},
 	{Name: "serve", Summary: "run a broker: 'weir serve' with no flags serves 127.0.0.1:9092 from ./weir-data", Run: runServe},
-	// dump-log (cmd/weir/dumplog.go) goes here, one line:
-	// {"dump-log", "print the batches of .log, .index and .timeindex files", runDumpLog},
-	{Name: "dump-log", Summary: "print .log, .index and .timeindex segment files as kafka-dump-log.sh does", Run: runDumpLog},
-
-	// bench (cmd/weir/bench*.go) goes here, one line:
-	// {"bench", "...", runBench},
-	{Name: "bench", Summary: "run a benchmark or load generator: 'weir bench log' appends to logs on disk", Run: runBench},
-	{Name: "topics", Summary: "create, list, describe, delete topics and alter their configs on any Kafka-compatible broker", Run: runTopics},
-	{Name: "perf", Summary: "load a Kafka-compatible broker as kafka-producer/consumer-perf-test.sh do: 'weir perf produce|consume'", Run: runPerf},
-	{Name: "metadata-quorum", Summary: "describe the metadata quorum's --status or --replication, as kafka-metadata-quorum.sh, and whether its log is writable", Run: runMetadataQuorum},
-	{Name: "cluster", Summary: "describe the cluster: 'weir cluster info' (id, controller, brokers), 'weir cluster config get|describe' (broker configs)", Run: runCluster},
-	{Name: "groups", Summary: "list, describe (offsets, lag, members), delete consumer groups and reset their offsets, as kafka-consumer-groups.sh", Run: runGroups},
 	{Name: "produce", Summary: "produce records read from standard input, one a line or in rpk's --format verbs, as rpk topic produce", Run: runProduce},
 	{Name: "consume", Summary: "print the records of topics (-o start|end|OFFSET|@TIME, -n COUNT, -g GROUP, -f text|json|FORMAT), as rpk topic consume", Run: runConsume},
+	{Name: "topics", Summary: "create, list, describe, add partitions to and delete topics, alter their configs, as kafka-topics.sh and kafka-configs.sh", Run: runTopics},
+	{Name: "groups", Summary: "list, describe (offsets, lag, members), delete consumer groups, delete and reset their offsets, as kafka-consumer-groups.sh", Run: runGroups},
+	{Name: "cluster", Summary: "describe the cluster: 'weir cluster info' (id, controller, brokers), 'weir cluster config get|describe' (broker configs)", Run: runCluster},
+	{Name: "metadata-quorum", Summary: "describe the metadata quorum's --status or --replication, as kafka-metadata-quorum.sh, and whether its log is writable", Run: runMetadataQuorum},
+	{Name: "perf", Summary: "load a Kafka-compatible broker as kafka-producer/consumer-perf-test.sh do: 'weir perf produce|consume'", Run: runPerf},
+	{Name: "bench", Summary: "run a benchmark or load generator: 'weir bench log' appends to logs on disk", Run: runBench},
+	{Name: "dump-log", Summary: "print .log, .index and .timeindex segment files as kafka-dump-log.sh does", Run: runDumpLog},
+	{Name: "version", Summary: "print weir's module version and the Go version it was built with", Run: runVersion},
 }
 
 func main() {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // dumpJSONDoc is the document of `weir dump-log --format json`, decoded
@@ -217,5 +219,33 @@ func TestDumpLogJSONProblems(t *testing.T) {
 	}
 	if _, err := dumpLog(t, "--format", "jsno", logPath); err == nil || !strings.Contains(err.Error(), "did you mean json") {
 		t.Errorf("--format jsno: %v", err)
+	}
+}
+
+// TestDumpLogControlRecords checks each kind of control record's text (as
+// Kafka's dump prints it) and JSON view.
+func TestDumpLogControlRecords(t *testing.T) {
+	for _, tc := range []struct {
+		key, value []byte
+		text, typ  string
+		epoch      int32 // -1: none in the view
+	}{
+		{[]byte{0, 0, 0, 0}, []byte{0, 0, 0, 0, 0, 9}, " endTxnMarker: ABORT coordinatorEpoch: 9", "ABORT", 9},
+		{[]byte{0, 0, 0, 1}, []byte{0, 0}, " endTxnMarker: COMMIT coordinatorEpoch: unknown (value of 2 bytes)", "COMMIT", -1},
+		{[]byte{0, 0, 0, 2}, nil, " controlType: LEADER_CHANGE(2)", "LEADER_CHANGE", -1},
+		{[]byte{0, 0, 0, 42}, nil, " controlType: UNKNOWN(42)", "UNKNOWN", -1},
+		{[]byte{0, 0}, nil, " controlType: UNKNOWN(key of 2 bytes)", "UNKNOWN", -1},
+	} {
+		c := controlRecord(&kmsg.Record{Key: tc.key, Value: tc.value})
+		if got := c.text(); got != tc.text {
+			t.Errorf("key %v: text %q, want %q", tc.key, got, tc.text)
+		}
+		gotEpoch := int32(-1)
+		if c.CoordinatorEpoch != nil {
+			gotEpoch = *c.CoordinatorEpoch
+		}
+		if c.Type != tc.typ || gotEpoch != tc.epoch || (c.TypeID == nil) != (len(tc.key) < 4) {
+			t.Errorf("key %v: view %+v", tc.key, c)
+		}
 	}
 }

@@ -39,10 +39,11 @@ import (
 // accepts).
 const recordLimit = batch.MaxDecompressed
 
-// dumper prints the files of one dump-log run.
+// dumper reads the files of one dump-log run and gives what it finds to
+// its sink, which writes it in the --format asked for.
 type dumper struct {
 	fsys      log.FS
-	out       *bufio.Writer
+	sink      dumpSink
 	ctx       context.Context
 	printData bool // --print-data-log
 	verify    bool // --verify
@@ -50,16 +51,18 @@ type dumper struct {
 
 // report is what dumping one file found.
 type report struct {
-	// problems is the corruption found, each already printed.
+	// problems is the corruption found, each already given to the sink.
 	problems []string
 }
 
 // runDumpLog implements `weir dump-log [--print-data-log] [--verify]
-// [--files FILE,...] FILE...`: the files of --files (Kafka's spelling, a
-// comma-separated list) and then the positional ones, flags anywhere.
+// [--format text|json] [--files FILE,...] FILE...`: the files of --files
+// (Kafka's spelling, a comma-separated list) and then the positional ones,
+// flags anywhere.
 func runDumpLog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fset := cli.NewFlagSet("dump-log", "[--print-data-log] [--verify] [--files FILE,...] FILE...", stderr)
-	d := &dumper{fsys: log.OSFS{}, out: bufio.NewWriter(stdout), ctx: ctx}
+	fset := cli.NewFlagSet("dump-log", "[--print-data-log] [--verify] [--format text|json] [--files FILE,...] FILE...", stderr)
+	d := &dumper{fsys: log.OSFS{}, ctx: ctx}
+	format := cli.AddFormatFlag(fset)
 	fset.BoolVar(&d.printData, "print-data-log", false,
 		"print each record after its batch: offset, timestamp, sizes, sequence, header keys, key and value as UTF-8 strings")
 	fset.BoolVar(&d.verify, "verify", false,
@@ -69,6 +72,15 @@ func runDumpLog(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
+	if err := format.Check(); err != nil {
+		return err
+	}
+	out := bufio.NewWriter(stdout)
+	if format.JSON() {
+		d.sink = &dumpJSON{out: out}
+	} else {
+		d.sink = &dumpText{out: out}
+	}
 	paths := append(files.paths, fset.Args()...)
 	if len(paths) == 0 {
 		return cli.Usagef("no FILE given (name them as arguments or with --files)")
@@ -77,8 +89,11 @@ func runDumpLog(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, path := range paths {
 		rep, err := d.dumpFile(path)
 		if cerr := ctx.Err(); cerr != nil {
-			d.out.Flush() // what was printed so far; the command failed anyway
+			out.Flush() // what was printed so far; the command failed anyway
 			return cerr
+		}
+		if serr := d.sink.endFile(path, err); serr != nil {
+			return fmt.Errorf("write output: %w", serr)
 		}
 		switch {
 		case err != nil:
@@ -87,7 +102,10 @@ func runDumpLog(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			failures = append(failures, fmt.Errorf("%s: verify found %d problem(s), the first: %s", path, len(rep.problems), rep.problems[0]))
 		}
 	}
-	if err := d.out.Flush(); err != nil {
+	if err := d.sink.finish(); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	if err := out.Flush(); err != nil {
 		return fmt.Errorf("write output: %w", err)
 	}
 	return errors.Join(failures...)
@@ -97,26 +115,27 @@ func runDumpLog(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // the file cannot be read or dumped at all; corruption is in the report.
 func (d *dumper) dumpFile(path string) (*report, error) {
 	var dump func(string, *report) error
-	switch filepath.Ext(path) {
-	case ".log":
+	kind := strings.TrimPrefix(filepath.Ext(path), ".")
+	switch kind {
+	case "log":
 		dump = d.dumpLog
-	case ".index":
+	case "index":
 		dump = d.dumpOffsetIndex
-	case ".timeindex":
+	case "timeindex":
 		dump = d.dumpTimeIndex
 	default:
 		return nil, errors.New("unknown file type (want .log, .index or .timeindex)")
 	}
-	fmt.Fprintf(d.out, "Dumping %s\n", path)
+	d.sink.beginFile(path, kind)
 	rep := &report{}
 	return rep, dump(path, rep)
 }
 
-// problem prints err, corruption found in a file, one "error:" line per line
-// of its message (an errors.Join holds one problem a line), and records it.
+// problem reports err, corruption found in a file, one problem per line of
+// its message (an errors.Join holds one problem a line), and records it.
 func (d *dumper) problem(rep *report, err error) {
 	for line := range strings.SplitSeq(err.Error(), "\n") {
-		fmt.Fprintf(d.out, "error: %s\n", line)
+		d.sink.problem(line)
 		rep.problems = append(rep.problems, line)
 	}
 }
@@ -138,14 +157,14 @@ func (d *dumper) dumpLog(path string, rep *report) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(d.out, "Starting offset: %d\n", base)
+	d.sink.startOffset(base)
 	end, prevLast := int64(0), base-1
 	err = log.ScanLogFile(d.fsys, path, func(pos int64, b []byte, verr error) error {
 		if err := d.ctx.Err(); err != nil {
 			return err
 		}
 		end = pos + int64(len(b))
-		d.printBatch(pos, b, verr == nil)
+		d.batch(pos, b, verr == nil)
 		if verr != nil {
 			d.problem(rep, verr)
 			return nil
@@ -164,33 +183,38 @@ func (d *dumper) dumpLog(path string, rep *report) error {
 	})
 	if errors.Is(err, log.ErrCorrupt) {
 		if size, serr := d.fsys.Stat(path); serr == nil {
-			fmt.Fprintf(d.out, "Found %d invalid bytes at the end of %s\n", size-end, filepath.Base(path))
+			d.sink.invalidBytes(size-end, filepath.Base(path))
 		}
 	}
 	return d.corruptOrFail(rep, err)
 }
 
-// printBatch prints the line of the batch b at pos, with Kafka's fields in
-// Kafka's order. The scanner guarantees b holds at least a header with a
-// sane length, so ParseHeader cannot fail.
-func (d *dumper) printBatch(pos int64, b []byte, valid bool) {
+// batch gives the sink the batch b at pos, with Kafka's fields. The
+// scanner guarantees b holds at least a header with a sane length, so
+// ParseHeader cannot fail.
+func (d *dumper) batch(pos int64, b []byte, valid bool) {
 	rb, err := batch.ParseHeader(b)
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(d.out, "baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d "+
-		"producerId: %d producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %t isControl: %t "+
-		"deleteHorizonMs: %s position: %d %s: %d size: %d magic: %d compresscodec: %s crc: %d isvalid: %t\n",
-		rb.FirstOffset, rb.FirstOffset+int64(rb.LastOffsetDelta), rb.NumRecords, rb.FirstSequence,
-		lastSequence(rb.FirstSequence, rb.LastOffsetDelta), rb.ProducerID, rb.ProducerEpoch,
-		rb.PartitionLeaderEpoch, rb.Attributes&batch.TransactionalBit != 0, rb.Attributes&batch.ControlBit != 0,
-		deleteHorizon(&rb), pos, timestampType(rb.Attributes), rb.MaxTimestamp, len(b), rb.Magic,
-		codecName(rb.Attributes), uint32(rb.CRC), valid)
+	v := &batchView{
+		BaseOffset: rb.FirstOffset, LastOffset: rb.FirstOffset + int64(rb.LastOffsetDelta), Count: rb.NumRecords,
+		BaseSequence: rb.FirstSequence, LastSequence: lastSequence(rb.FirstSequence, rb.LastOffsetDelta),
+		ProducerID: rb.ProducerID, ProducerEpoch: rb.ProducerEpoch, PartitionLeaderEpoch: rb.PartitionLeaderEpoch,
+		Transactional: rb.Attributes&batch.TransactionalBit != 0, Control: rb.Attributes&batch.ControlBit != 0,
+		Position: pos, TimestampType: timestampType(rb.Attributes), BaseTimestamp: rb.FirstTimestamp,
+		MaxTimestamp: rb.MaxTimestamp, Size: len(b), Magic: rb.Magic, Compression: codecName(rb.Attributes),
+		CRC: uint32(rb.CRC), Valid: valid,
+	}
+	if rb.Attributes&batch.DeleteHorizonBit != 0 { // Kafka's OptionalLong deleteHorizonMs: the base timestamp
+		v.DeleteHorizonMs = &rb.FirstTimestamp
+	}
+	d.sink.batch(v)
 }
 
-// records decodes the records of the valid batch b, printing a line for each
+// records decodes the records of the valid batch b, giving each to the sink
 // with --print-data-log. It returns the first decoding error; the records
-// of a batch that fails are not printed (ScanRecords checks them all first).
+// of a batch that fails are not given (ScanRecords checks them all first).
 func (d *dumper) records(b []byte) error {
 	rb, err := batch.ParseHeader(b)
 	if err != nil {
@@ -200,24 +224,25 @@ func (d *dumper) records(b []byte) error {
 		if !d.printData {
 			return nil
 		}
-		fmt.Fprintf(d.out, "| offset: %d %s: %d keySize: %d valueSize: %d sequence: %d headerKeys: [%s]",
-			rb.FirstOffset+int64(r.OffsetDelta), timestampType(rb.Attributes), batch.Timestamp(b, r),
-			nullableLen(r.Key), nullableLen(r.Value), recordSequence(rb.FirstSequence, r.OffsetDelta), headerKeys(r.Headers))
-		if rb.Attributes&batch.ControlBit != 0 {
-			d.out.WriteString(controlRecord(r))
-		} else {
-			if r.Key != nil {
-				fmt.Fprintf(d.out, " key: %s", utf8String(r.Key))
-			}
-			if r.Value != nil {
-				fmt.Fprintf(d.out, " payload: %s", utf8String(r.Value))
-			}
+		v := &recordView{
+			Offset: rb.FirstOffset + int64(r.OffsetDelta), Timestamp: batch.Timestamp(b, r),
+			KeySize: nullableLen(r.Key), ValueSize: nullableLen(r.Value),
+			Sequence: recordSequence(rb.FirstSequence, r.OffsetDelta), Headers: make([]headerView, len(r.Headers)),
 		}
-		return d.out.WriteByte('\n')
+		for i, h := range r.Headers {
+			v.Headers[i] = headerView{Key: utf8String([]byte(h.Key)), Value: nullableString(h.Value)}
+		}
+		if rb.Attributes&batch.ControlBit != 0 {
+			v.Control = controlRecord(r)
+		} else {
+			v.Key, v.Value = nullableString(r.Key), nullableString(r.Value)
+		}
+		d.sink.record(v)
+		return nil
 	})
 }
 
-// dumpOffsetIndex prints a .index file and checks it against the .log next
+// dumpOffsetIndex dumps a .index file and checks it against the .log next
 // to it, if there is one.
 func (d *dumper) dumpOffsetIndex(path string, rep *report) error {
 	entries, err := log.ReadOffsetIndex(d.fsys, path)
@@ -225,12 +250,12 @@ func (d *dumper) dumpOffsetIndex(path string, rep *report) error {
 		return d.corruptOrFail(rep, err)
 	}
 	for _, e := range entries {
-		fmt.Fprintf(d.out, "offset: %d position: %d\n", e.Offset, e.Position)
+		d.sink.offsetEntry(e)
 	}
 	return d.checkIndex(path, ".index", rep, log.CheckOffsetIndex)
 }
 
-// dumpTimeIndex prints a .timeindex file and checks it against the .log
+// dumpTimeIndex dumps a .timeindex file and checks it against the .log
 // next to it, if there is one.
 func (d *dumper) dumpTimeIndex(path string, rep *report) error {
 	entries, err := log.ReadTimeIndex(d.fsys, path)
@@ -238,7 +263,7 @@ func (d *dumper) dumpTimeIndex(path string, rep *report) error {
 		return d.corruptOrFail(rep, err)
 	}
 	for _, e := range entries {
-		fmt.Fprintf(d.out, "timestamp: %d offset: %d\n", e.Timestamp, e.Offset)
+		d.sink.timeEntry(e)
 	}
 	return d.checkIndex(path, ".timeindex", rep, log.CheckTimeIndex)
 }
@@ -248,9 +273,10 @@ func (d *dumper) dumpTimeIndex(path string, rep *report) error {
 func (d *dumper) checkIndex(path, suffix string, rep *report, check func(log.FS, string, string) error) error {
 	logPath := strings.TrimSuffix(path, suffix) + ".log"
 	if _, err := d.fsys.Stat(logPath); errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(d.out, "Not checked against a log: %s does not exist\n", logPath)
+		d.sink.notChecked(logPath)
 		return nil
 	}
+	d.sink.checkedAgainst(logPath)
 	return d.corruptOrFail(rep, check(d.fsys, path, logPath))
 }
 
@@ -303,15 +329,6 @@ func incrementSequence(seq, inc int32) int32 {
 	return seq + inc
 }
 
-// deleteHorizon prints Kafka's OptionalLong deleteHorizonMs: the base
-// timestamp when the delete horizon bit is set.
-func deleteHorizon(rb *kmsg.RecordBatch) string {
-	if rb.Attributes&batch.DeleteHorizonBit == 0 {
-		return "OptionalLong.empty"
-	}
-	return fmt.Sprintf("OptionalLong[%d]", rb.FirstTimestamp)
-}
-
 // timestampType is Kafka's name of a batch's timestamp type.
 func timestampType(attrs int16) string {
 	if attrs&batch.LogAppendTimeBit != 0 {
@@ -346,13 +363,13 @@ func nullableLen(b []byte) int {
 	return len(b)
 }
 
-// headerKeys joins header keys as Kafka's mkString(",") does.
-func headerKeys(hs []kmsg.Header) string {
-	keys := make([]string, len(hs))
-	for i, h := range hs {
-		keys[i] = utf8String([]byte(h.Key))
+// nullableString is b decoded as utf8String does, nil for null.
+func nullableString(b []byte) *string {
+	if b == nil {
+		return nil
 	}
-	return strings.Join(keys, ",")
+	s := utf8String(b)
+	return &s
 }
 
 // utf8String decodes b as UTF-8 as Kafka's StringDecoder does, each byte
@@ -374,21 +391,25 @@ var controlTypes = map[int16]string{
 	4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS",
 }
 
-// controlRecord describes a control record as Kafka's dump does: the
-// transaction marker of an ABORT or COMMIT, else the control type.
-func controlRecord(r *kmsg.Record) string {
+// controlRecord decodes a control record's key (version, type) and, for a
+// transaction marker, its value (version, coordinator epoch).
+func controlRecord(r *kmsg.Record) *controlView {
+	c := &controlView{keyLen: len(r.Key), valueLen: len(r.Value)}
 	if len(r.Key) < 4 {
-		return fmt.Sprintf(" controlType: UNKNOWN(key of %d bytes)", len(r.Key))
+		c.Type = "UNKNOWN"
+		return c
 	}
 	id := int16(binary.BigEndian.Uint16(r.Key[2:]))
+	c.TypeID = &id
 	name, ok := controlTypes[id]
-	switch {
-	case !ok:
-		return fmt.Sprintf(" controlType: UNKNOWN(%d)", id)
-	case id > 1:
-		return fmt.Sprintf(" controlType: %s(%d)", name, id)
-	case len(r.Value) < 6:
-		return fmt.Sprintf(" endTxnMarker: %s coordinatorEpoch: unknown (value of %d bytes)", name, len(r.Value))
+	if !ok {
+		c.Type = "UNKNOWN"
+		return c
 	}
-	return fmt.Sprintf(" endTxnMarker: %s coordinatorEpoch: %d", name, int32(binary.BigEndian.Uint32(r.Value[2:])))
+	c.Type = name
+	if id <= 1 && len(r.Value) >= 6 {
+		epoch := int32(binary.BigEndian.Uint32(r.Value[2:]))
+		c.CoordinatorEpoch = &epoch
+	}
+	return c
 }

@@ -192,17 +192,22 @@ func (s *groupSelection) resolve(ctx context.Context, adm *cli.Admin) ([]string,
 }
 
 // runGroupsDelete is `weir groups delete`. It prints what
-// kafka-consumer-groups.sh --delete prints and fails when any group could
-// not be deleted (a group with members answers NON_EMPTY_GROUP).
+// kafka-consumer-groups.sh --delete prints (with --format json, each
+// group's result) and fails when any group could not be deleted (a group
+// with members answers NON_EMPTY_GROUP).
 func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "groups delete"
-	fs := cli.NewFlagSet(name, "(--group G [--group G ...] | --all-groups) [flags]", stderr)
+	fs := cli.NewFlagSet(name, "(--group G [--group G ...] | --all-groups) [--format text|json] [flags]", stderr)
 	conn := cli.AddConnFlags(fs)
 	sel := addGroupSelection(fs, "delete")
+	out := cli.AddFormatFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := fs.NoArgs(); err != nil {
+		return err
+	}
+	if err := out.Check(); err != nil {
 		return err
 	}
 	if err := sel.check(); err != nil {
@@ -219,7 +224,9 @@ func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	if len(groups) == 0 {
-		return writeLine(stdout, "There are no consumer groups to delete.")
+		return out.Write(stdout, []deletedGroupJSON{}, func(w io.Writer) error {
+			return writeLine(w, "There are no consumer groups to delete.")
+		})
 	}
 	resps, err := adm.DeleteGroups(ctx, groups...)
 	if err != nil {
@@ -227,6 +234,7 @@ func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	var failed, deleted []string
 	var errs []error
+	results := make([]deletedGroupJSON, 0, len(groups))
 	for _, g := range groups {
 		r, ok := resps[g]
 		switch {
@@ -234,11 +242,16 @@ func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 			r.Err = errors.New("the broker did not answer for it")
 		case r.Err == nil:
 			deleted = append(deleted, g)
+			results = append(results, deletedGroupJSON{Group: g, Deleted: true})
 			continue
 		}
 		r.Err = cli.Explain(r.Err)
 		failed = append(failed, fmt.Sprintf("* Group '%s' could not be deleted due to: %v", g, r.Err))
 		errs = append(errs, fmt.Errorf("delete group %q: %w", g, r.Err))
+		results = append(results, deletedGroupJSON{Group: g, Error: r.Err.Error()})
+	}
+	if out.JSON() {
+		return errors.Join(append(errs, out.Write(stdout, results, nil))...)
 	}
 	if len(failed) == 0 {
 		return writeLine(stdout, "Deletion of requested consumer groups (%s) was successful.", quoteGroups(groups))
@@ -252,6 +265,14 @@ func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// deletedGroupJSON is one group of `weir groups delete --format json`.
+type deletedGroupJSON struct {
+	Group   string `json:"group"`
+	Deleted bool   `json:"deleted"`
+	// Error is why the group was not deleted, as the text says it.
+	Error string `json:"error,omitempty"`
 }
 
 // quoteGroups formats group ids as Kafka's tool does: 'a', 'b'.

@@ -12,6 +12,8 @@ import (
 type groupPlan struct {
 	group   string
 	offsets []plannedOffset
+	// warnings are the plan's warnings, in Kafka's words.
+	warnings []string
 }
 
 // writeResetCSV prints plans as --export does in Kafka's tool: one line

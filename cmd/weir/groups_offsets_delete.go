@@ -29,11 +29,13 @@ type deletedOffset struct {
 // KIP-496), as kafka-consumer-groups.sh --delete-offsets. The broker
 // refuses a group with members that subscribe to the topic
 // (GROUP_SUBSCRIBED_TO_TOPIC, per partition); a partition without a
-// committed offset is deleted successfully.
+// committed offset is deleted successfully. --format json prints the
+// TOPIC PARTITION STATUS rows as JSON.
 func runGroupsDeleteOffsets(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "groups delete-offsets"
-	fs := cli.NewFlagSet(name, "--group G --topic T[:P,P...] [--topic ...] [flags]", stderr)
+	fs := cli.NewFlagSet(name, "--group G --topic T[:P,P...] [--topic ...] [--format text|json] [flags]", stderr)
 	conn := cli.AddConnFlags(fs)
+	out := cli.AddFormatFlag(fs)
 	group := fs.String("group", "", "the group whose offsets to delete (required; one group)")
 	var topics topicSelections
 	fs.Var(&topics, "topic", "a topic `T` (all its partitions) or T:0,1,2 whose offsets to delete (required); repeat for several")
@@ -41,6 +43,9 @@ func runGroupsDeleteOffsets(ctx context.Context, args []string, stdout, stderr i
 		return err
 	}
 	if err := fs.NoArgs(); err != nil {
+		return err
+	}
+	if err := out.Check(); err != nil {
 		return err
 	}
 	switch {
@@ -87,12 +92,15 @@ func runGroupsDeleteOffsets(ctx context.Context, args []string, stdout, stderr i
 			failed++
 		}
 	}
-	if failed == 0 {
-		if err := writeLine(stdout, "Request succeed for deleting offsets with topic %s group %s", topics.String(), *group); err != nil {
-			return err
+	err = out.Write(stdout, deletedOffsetsJSON(*group, rows), func(w io.Writer) error {
+		if failed == 0 {
+			if err := writeLine(w, "Request succeed for deleting offsets with topic %s group %s", topics.String(), *group); err != nil {
+				return err
+			}
 		}
-	}
-	if err := writeDeletedOffsets(stdout, rows); err != nil {
+		return writeDeletedOffsets(w, rows)
+	})
+	if err != nil {
 		return err
 	}
 	if failed > 0 {
@@ -150,6 +158,39 @@ func deleteOffsetsGroupError(ctx context.Context, adm *cli.Admin, group string, 
 		return fmt.Errorf("access to '%s' is not authorized: %w", group, err)
 	}
 	return adm.Explain(ctx, fmt.Sprintf("delete the offsets of group %q", group), err)
+}
+
+// deletedOffsetsResultJSON is `weir groups delete-offsets --format json`:
+// the group and a row per partition, as the text's table.
+type deletedOffsetsResultJSON struct {
+	Group      string              `json:"group"`
+	Partitions []deletedOffsetJSON `json:"partitions"`
+}
+
+// deletedOffsetJSON is a row of the table: the partition (null when its
+// topic could not be looked up, "-" in the text), whether its offset was
+// deleted (STATUS Successful) and, if not, why (the text after "Error: ").
+type deletedOffsetJSON struct {
+	Topic     string `json:"topic"`
+	Partition *int32 `json:"partition"`
+	Deleted   bool   `json:"deleted"`
+	Error     string `json:"error,omitempty"`
+}
+
+// deletedOffsetsJSON is the JSON of the rows of group.
+func deletedOffsetsJSON(group string, rows []deletedOffset) deletedOffsetsResultJSON {
+	res := deletedOffsetsResultJSON{Group: group, Partitions: make([]deletedOffsetJSON, 0, len(rows))}
+	for _, r := range rows {
+		j := deletedOffsetJSON{Topic: r.topic, Deleted: r.err == nil}
+		if r.partition >= 0 {
+			j.Partition = &r.partition
+		}
+		if r.err != nil {
+			j.Error = cli.Explain(r.err).Error()
+		}
+		res.Partitions = append(res.Partitions, j)
+	}
+	return res
 }
 
 // writeDeletedOffsets prints TOPIC PARTITION STATUS, the STATUS being

@@ -47,6 +47,9 @@ type plannedOffset struct {
 	topic     string
 	partition int32
 	offset    int64
+	// committed is the group's committed offset before the reset, -1 for
+	// none.
+	committed int64
 }
 
 // resetPlan is the new offsets of one group, in topic and partition order,
@@ -94,7 +97,7 @@ func planReset(spec resetSpec, parts []partitionOffsets) (resetPlan, error) {
 		default:
 			return resetPlan{}, fmt.Errorf("reset scenario %d unknown", spec.kind)
 		}
-		plan.offsets = append(plan.offsets, plannedOffset{topic: p.topic, partition: p.partition, offset: at})
+		plan.offsets = append(plan.offsets, plannedOffset{topic: p.topic, partition: p.partition, offset: at, committed: p.committed})
 	}
 	slices.SortFunc(plan.offsets, func(a, b plannedOffset) int {
 		if c := strings.Compare(a.topic, b.topic); c != 0 {

@@ -68,6 +68,7 @@ type resetFlags struct {
 	execute   bool
 	dryRun    bool
 	export    bool
+	out       *cli.Output // --format of the plan
 }
 
 // singleGroup returns the group when exactly one --group was given: then
@@ -86,9 +87,9 @@ const resetScenarios = "--to-earliest, --to-latest, --to-current, --to-offset, -
 // parseResetFlags reads and checks the flags of `weir groups
 // reset-offsets`; now is the time --by-duration counts back from.
 func parseResetFlags(name string, args []string, stderr io.Writer, now time.Time) (resetFlags, *cli.Conn, error) {
-	fs := cli.NewFlagSet(name, "(--group G ... | --all-groups) (--topic T[:P,P...] ... | --all-topics) (one of "+resetScenarios+") [--execute] [--export] [flags]", stderr)
+	fs := cli.NewFlagSet(name, "(--group G ... | --all-groups) (--topic T[:P,P...] ... | --all-topics) (one of "+resetScenarios+") [--execute] [--export | --format text|json] [flags]", stderr)
 	conn := cli.AddConnFlags(fs)
-	f := resetFlags{sel: addGroupSelection(fs, "reset the offsets of")}
+	f := resetFlags{sel: addGroupSelection(fs, "reset the offsets of"), out: cli.AddFormatFlag(fs)}
 	fs.Var(&f.topics, "topic", "a topic `T` or T:0,1,2 (some partitions) to reset; repeat for several")
 	fs.BoolVar(&f.allTopics, "all-topics", false, "reset every topic the group has committed offsets for")
 	earliest := fs.Bool("to-earliest", false, "reset to the log start offset")
@@ -106,6 +107,9 @@ func parseResetFlags(name string, args []string, stderr io.Writer, now time.Time
 		return f, conn, err
 	}
 	if err := fs.NoArgs(); err != nil {
+		return f, conn, err
+	}
+	if err := f.out.Check(); err != nil {
 		return f, conn, err
 	}
 	var scenarios []resetSpec
@@ -159,6 +163,8 @@ func parseResetFlags(name string, args []string, stderr io.Writer, now time.Time
 		err = errors.New("name the topics: --topic T or --all-topics")
 	case f.execute && f.dryRun:
 		err = errors.New("--execute and --dry-run exclude each other")
+	case f.export && f.out.JSON():
+		err = errors.New("--export prints the plan as CSV for --from-file: drop --format json (or --export)")
 	}
 	if err != nil {
 		return f, conn, fs.UsageError(err)
@@ -171,7 +177,8 @@ func parseResetFlags(name string, args []string, stderr io.Writer, now time.Time
 // kafka-consumer-groups.sh --reset-offsets it refuses a group with members
 // (state other than Empty or Dead), warns on stderr where an offset is
 // moved into the log, prints the plan as GROUP TOPIC PARTITION NEW-OFFSET
-// (or as CSV with --export), and commits it only with --execute.
+// (as CSV with --export, as JSON with --format json), and commits it only
+// with --execute.
 func runGroupsResetOffsets(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const name = "groups reset-offsets"
 	f, conn, err := parseResetFlags(name, args, stderr, time.Now())
@@ -211,12 +218,15 @@ func runGroupsResetOffsets(ctx context.Context, args []string, stdout, stderr io
 			errs = append(errs, err)
 			continue
 		}
-		plans = append(plans, groupPlan{group: g, offsets: plan})
+		plans = append(plans, groupPlan{group: g, offsets: plan.offsets, warnings: plan.warnings})
 	}
 	var werr error
-	if f.export {
+	switch {
+	case f.export:
 		werr = writeResetCSV(stdout, plans, f.singleGroup() == "")
-	} else if len(plans) > 0 {
+	case f.out.JSON():
+		werr = f.out.Write(stdout, resetPlanJSON(plans, f.execute), nil)
+	case len(plans) > 0:
 		werr = writePlan(stdout, plans)
 	}
 	return errors.Join(append(errs, werr)...)
@@ -224,38 +234,38 @@ func runGroupsResetOffsets(ctx context.Context, args []string, stdout, stderr io
 
 // resetGroup plans the reset of one group, prints the plan's warnings to
 // stderr and, with --execute, commits it.
-func resetGroup(ctx context.Context, adm *cli.Admin, f resetFlags, group string, d kadm.DescribedGroup, fromFile map[string][]fileOffset, stderr io.Writer) ([]plannedOffset, error) {
+func resetGroup(ctx context.Context, adm *cli.Admin, f resetFlags, group string, d kadm.DescribedGroup, fromFile map[string][]fileOffset, stderr io.Writer) (resetPlan, error) {
 	switch {
 	case d.Group == "":
-		return nil, fmt.Errorf("describe group %q: the broker did not answer for it", group)
+		return resetPlan{}, fmt.Errorf("describe group %q: the broker did not answer for it", group)
 	case d.Err != nil:
-		return nil, fmt.Errorf("describe group %q: %w", group, cli.Explain(d.Err))
+		return resetPlan{}, fmt.Errorf("describe group %q: %w", group, cli.Explain(d.Err))
 	case d.State != "Empty" && d.State != "Dead":
-		return nil, fmt.Errorf("assignments can only be reset if the group '%s' is inactive, but the current state is %s", group, d.State)
+		return resetPlan{}, fmt.Errorf("assignments can only be reset if the group '%s' is inactive, but the current state is %s", group, d.State)
 	}
 	var rows []fileOffset
 	if f.spec.kind == resetFromFile {
 		if rows = fromFile[group]; len(rows) == 0 {
-			return nil, fmt.Errorf("no reset plan for group %s found in %s", group, f.fromFile)
+			return resetPlan{}, fmt.Errorf("no reset plan for group %s found in %s", group, f.fromFile)
 		}
 	}
 	parts, err := resetInputs(ctx, adm, f, group, rows)
 	if err != nil {
-		return nil, err
+		return resetPlan{}, err
 	}
 	plan, err := planReset(f.spec, parts)
 	if err != nil {
-		return nil, fmt.Errorf("group %q: %w", group, err)
+		return resetPlan{}, fmt.Errorf("group %q: %w", group, err)
 	}
 	for _, w := range plan.warnings {
 		fmt.Fprintf(stderr, "WARN: %s\n", w)
 	}
 	if f.execute {
 		if err := commitPlan(ctx, adm, group, plan.offsets); err != nil {
-			return nil, err
+			return resetPlan{}, err
 		}
 	}
-	return plan.offsets, nil
+	return plan, nil
 }
 
 // readResetFile reads a --from-file plan.

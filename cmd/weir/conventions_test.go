@@ -22,6 +22,7 @@ var describing = map[string]bool{
 	"groups list": true, "groups describe": true,
 	"cluster info": true, "cluster config get": true, "cluster config describe": true,
 	"metadata-quorum describe": true, "consume": true,
+	"dump-log": true, "groups reset-offsets": true, "groups delete": true, "groups delete-offsets": true,
 }
 
 // commandLineRE matches a command's line in a group's usage listing.

@@ -31,11 +31,10 @@ func runClusterInfo(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	md, err := adm.BrokerMetadata(ctx)
 	if err != nil {

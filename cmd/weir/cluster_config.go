@@ -42,11 +42,10 @@ func runClusterConfigDescribe(ctx context.Context, args []string, stdout, stderr
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	all, err := describeBrokerConfigs(ctx, adm, int32(*broker), fs.Changed("broker"))
 	if err != nil {
@@ -78,11 +77,10 @@ func runClusterConfigGet(ctx context.Context, args []string, stdout, stderr io.W
 		return fs.UsageError(errors.New("give one config KEY, as 'weir cluster config get log.retention.hours'"))
 	}
 	key := fs.Arg(0)
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	all, err := describeBrokerConfigs(ctx, adm, int32(*broker), fs.Changed("broker"))
 	if err != nil {

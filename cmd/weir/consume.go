@@ -133,11 +133,10 @@ func endPartition(cl *kgo.Client, ends map[string]map[int32]int64, topic string,
 // when -o names an end, the offset each partition ends before (nil
 // otherwise). No options and no error mean there is nothing to consume.
 func (f *consumeFlags) plan(ctx context.Context) ([]kgo.Opt, map[string]map[int32]int64, error) {
-	adm, ctx, cancel, err := f.conn.Admin(ctx)
+	adm, ctx, err := f.conn.Admin(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer cancel()
 	defer adm.Close()
 	if err := f.checkTopics(ctx, adm); err != nil {
 		return nil, nil, err

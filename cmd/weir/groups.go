@@ -80,11 +80,10 @@ func runGroupsList(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return fs.UsageError(err)
 		}
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	listed, err := adm.ListGroups(ctx, states...)
 	if err != nil {
@@ -213,11 +212,10 @@ func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 	if err := sel.check(); err != nil {
 		return fs.UsageError(err)
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	groups, err := sel.resolve(ctx, adm)
 	if err != nil {

@@ -65,11 +65,10 @@ func runGroupsDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return fs.UsageError(err)
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	groups, err := sel.resolve(ctx, adm)
 	if err != nil || len(groups) == 0 {

@@ -54,11 +54,10 @@ func runGroupsDeleteOffsets(ctx context.Context, args []string, stdout, stderr i
 	case len(topics) == 0:
 		return fs.UsageError(errors.New("--topic is required"))
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 
 	set, rows, err := offsetsToDelete(ctx, adm, topics)

@@ -191,11 +191,10 @@ func runGroupsResetOffsets(ctx context.Context, args []string, stdout, stderr io
 			return err
 		}
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	groups, err := f.sel.resolve(ctx, adm)
 	if err != nil {

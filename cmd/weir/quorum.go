@@ -55,11 +55,10 @@ func runQuorumDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	if *human && out.JSON() {
 		return fs.UsageError(errors.New("--human-readable is for text output; --format json prints Unix milliseconds"))
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 
 	req := kmsg.NewPtrDescribeQuorumRequest()

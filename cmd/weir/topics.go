@@ -52,11 +52,10 @@ func runTopicsCreate(ctx context.Context, args []string, stdout, stderr io.Write
 	case *replication != -1 && (*replication < 1 || *replication > math.MaxInt16):
 		return fs.UsageError(fmt.Errorf("--replication-factor %d, want 1 to %d (or -1)", *replication, math.MaxInt16))
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	resp, err := adm.CreateTopic(ctx, int32(*partitions), int16(*replication), configs.values(), *topic)
 	switch {
@@ -78,11 +77,10 @@ func runTopicsList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	topics, err := adm.ListTopicsWithInternal(ctx)
 	if err != nil {
@@ -126,11 +124,10 @@ func runTopicsDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	topics, err := describeTopics(ctx, adm, *topic, *internal)
 	if err != nil {
@@ -163,11 +160,10 @@ func runTopicsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 	if *topic == "" {
 		return fs.UsageError(errors.New("--topic is required"))
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	resp, err := adm.DeleteTopic(ctx, *topic)
 	switch {
@@ -204,11 +200,10 @@ func runTopicsAlterConfig(ctx context.Context, args []string, stdout, stderr io.
 	if err != nil {
 		return fs.UsageError(err)
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	what := fmt.Sprintf("alter configs of topic %q", *topic)
 	resps, err := adm.AlterTopicConfigs(ctx, alters, *topic)

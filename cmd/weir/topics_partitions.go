@@ -32,11 +32,10 @@ func runTopicsAddPartitions(ctx context.Context, args []string, stdout, stderr i
 	if err != nil {
 		return fs.UsageError(err)
 	}
-	adm, ctx, cancel, err := conn.Admin(ctx)
+	adm, ctx, err := conn.Admin(ctx)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer adm.Close()
 	what := fmt.Sprintf("add partitions to topic %q", *topic)
 	topics, err := adm.ListTopicsWithInternal(ctx, *topic)

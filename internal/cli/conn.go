@@ -106,23 +106,27 @@ type Admin struct {
 	Kgo     *kgo.Client
 	seeds   []string
 	timeout time.Duration
+	cancel  context.CancelFunc
 }
 
-// Admin checks the flags and returns an admin client and the context that
-// bounds the command's requests; the caller closes the client and calls
-// cancel.
-func (c *Conn) Admin(ctx context.Context) (*Admin, context.Context, context.CancelFunc, error) {
+// Admin checks the flags and returns an admin client and the context, ctx
+// bounded by --timeout, under which the command makes its requests; the
+// caller closes the client, which also ends that context.
+func (c *Conn) Admin(ctx context.Context) (*Admin, context.Context, error) {
 	cl, err := c.Client()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	seeds, _ := c.Seeds()
 	ctx, cancel := context.WithTimeout(ctx, *c.timeout)
-	return &Admin{Client: kadm.NewClient(cl), Kgo: cl, seeds: seeds, timeout: *c.timeout}, ctx, cancel, nil
+	return &Admin{Client: kadm.NewClient(cl), Kgo: cl, seeds: seeds, timeout: *c.timeout, cancel: cancel}, ctx, nil
 }
 
-// Close closes the connections.
-func (a *Admin) Close() { a.Kgo.Close() }
+// Close closes the connections and ends the context Admin returned.
+func (a *Admin) Close() {
+	a.Kgo.Close()
+	a.cancel()
+}
 
 // Timeout returns the bound on the command's requests.
 func (a *Admin) Timeout() time.Duration { return a.timeout }

@@ -89,11 +89,10 @@ func TestAdminExplainsTimeout(t *testing.T) {
 	if err := fs.Parse([]string{"--bootstrap-server", "127.0.0.1:1", "--timeout", "50ms"}); err != nil {
 		t.Fatal(err)
 	}
-	adm, ctx, cancel, err := c.Admin(context.Background())
+	adm, ctx, err := c.Admin(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cancel()
 	defer adm.Close()
 	<-ctx.Done()
 	msg := adm.Explain(ctx, "list topics", ctx.Err()).Error()

@@ -20,13 +20,18 @@
 // # The metadata actor
 //
 // One actor owns the quorum node and everything that follows from the
-// image: it ticks raft, runs proposals one after another against the
-// latest image plus the proposals in flight (so a proposal built from the
-// image never conflicts with one not yet applied), persists and applies
-// what raft hands it, and after every applied batch reconciles the
-// partition actors with the image (replicas.go) before it answers the
-// proposals that batch settled. A caller of Node.Propose therefore sees the
-// partitions it created served when Propose returns.
+// image: it ticks raft, decides controller requests (metadata.Request, sent
+// as a controllerRequest message with the PID to answer) one after another
+// against the latest image plus the proposals in flight with
+// metadata.Controller (so a request decided from the image never conflicts
+// with one not yet applied), persists and applies what raft hands it, and
+// after every applied batch reconciles the partition actors with the image
+// (replicas.go) before it answers the requests that batch settled (a
+// controllerReply carrying the typed metadata.Result). Both messages are
+// plain data, ready to cross nodes. A caller of Node.Metadata therefore
+// sees the partitions it created served when Metadata returns. The node's
+// producer ids come from blocks the controller allocates to it
+// (producer_ids.go), so no two brokers hand out the same id.
 //
 // On start, once the single voter leads, the actor writes the cluster's
 // first record (its id) if the log is new, registers this process with a

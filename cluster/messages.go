@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/weirmq/weir/cluster/metadata"
 	"github.com/weirmq/weir/wire"
 )
@@ -8,14 +10,23 @@ import (
 // Messages of the metadata actor. They never leave the process yet: the
 // replicated cluster adds the raft and registration messages that do.
 
-// proposeRecords asks the metadata actor to build records against its
-// latest image (applied plus in flight), propose them as one batch and call
-// reply once they are applied and the partition actors reconciled (or with
-// the error that stopped them). reply runs inside the actor: it must not
-// block.
-type proposeRecords struct {
-	build func(img *metadata.Image) ([]metadata.Record, error)
-	reply func(img *metadata.Image, err error)
+// controllerRequest asks the metadata actor, as the controller, to decide
+// Request against its latest image (applied plus in flight) and propose
+// the records as one batch. The answer, a *controllerReply with the same
+// ID, goes to ReplyTo once the batch is applied and the partition actors
+// reconciled (at once when nothing is to be written). Both messages are
+// plain data (metadata.EncodeRequest and EncodeResult give their bytes),
+// so a node can send them to the controller on another node.
+type controllerRequest struct {
+	ID      uint64
+	ReplyTo *actor.PID
+	Request metadata.Request
+}
+
+// controllerReply is the controller's answer to a controllerRequest.
+type controllerReply struct {
+	ID     uint64
+	Result metadata.Result
 }
 
 // tickMetadata is the node ticker's beat: one raft tick.

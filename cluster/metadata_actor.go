@@ -18,11 +18,11 @@ import (
 // after it.
 var ErrNodeFailed = errors.New("cluster: metadata actor failed")
 
-// settled is a proposal whose outcome is known, to be answered once the
-// image that holds it has been reconciled.
+// settled is a batch whose outcome is known, to be answered once the image
+// that holds it has been reconciled.
 type settled struct {
-	reply func(*metadata.Image, error)
-	err   error
+	done func(err error)
+	err  error
 }
 
 // metadataActor owns the quorum node (see the package doc): proposals,
@@ -37,8 +37,10 @@ type metadataActor struct {
 	spec     *metadata.Image // applied plus the proposals in flight
 	inflight int
 	settled  []settled
-	queued   []*proposeRecords // proposals that arrived before this node led
+	queued   []*controllerRequest // requests that arrived before this node led
 	failed   error
+	// controller decides the requests (validation and placement).
+	controller metadata.Controller
 	// While the quorum cannot write (quorum.ErrStorageUnavailable), stall
 	// paces the retries; proposals are refused with stallErr meanwhile.
 	stall      writeStall
@@ -62,7 +64,8 @@ func newMetadataActor(n *Node, q *quorum.Node) *metadataActor {
 		_, _ = rand.Read(inc[:])
 	}
 	img := q.Image()
-	return &metadataActor{n: n, q: q, log: n.log, applied: img, spec: img, incarnation: inc}
+	return &metadataActor{n: n, q: q, log: n.log, applied: img, spec: img, incarnation: inc,
+		controller: metadata.Controller{Config: n.cfg.Broker, Rand: rand.Reader}}
 }
 
 // Receive handles one message.
@@ -77,8 +80,8 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 				a.handleReady()
 			}
 		}
-	case *proposeRecords:
-		a.propose(m)
+	case *controllerRequest:
+		a.request(m)
 		if !a.stall.stalled { // while stalled only the tick retries
 			a.handleReady()
 		}
@@ -89,47 +92,67 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 	}
 }
 
-// propose builds and proposes one batch, or answers at once.
-func (a *metadataActor) propose(m *proposeRecords) {
+// request decides one controller request against the latest image and
+// proposes its records as one batch, or answers at once: a request that
+// only validates, or changes nothing, or that the controller cannot take
+// now (failed, stalled: every item gets the error). Requests wait while
+// this node does not lead the quorum.
+func (a *metadataActor) request(m *controllerRequest) {
 	if a.failed != nil {
-		m.reply(nil, a.failed)
-		return
-	}
-	if a.stall.stalled {
-		m.reply(nil, a.stallErr)
+		a.answer(m, m.Request.Refused(metadata.ErrorOf(a.failed)))
 		return
 	}
 	if !a.q.IsLeader() {
 		a.queued = append(a.queued, m)
 		return
 	}
-	recs, err := m.build(a.spec)
-	if err != nil {
-		m.reply(nil, err)
-		return
-	}
+	res, recs := a.controller.Evaluate(a.spec, m.Request)
 	if len(recs) == 0 {
-		m.reply(a.applied, nil)
+		// Nothing to write (validate_only, or every item refused): the
+		// answer needs no write, so a stall does not delay it.
+		a.answer(m, res)
 		return
 	}
+	if a.stall.stalled {
+		a.answer(m, m.Request.Refused(metadata.ErrorOf(a.stallErr)))
+		return
+	}
+	a.propose(recs, func(err error) {
+		if err != nil {
+			res.Fail(metadata.ErrorOf(err))
+		}
+		a.answer(m, res)
+	})
+}
+
+// answer sends a request's result to the node that asked.
+func (a *metadataActor) answer(m *controllerRequest, res metadata.Result) {
+	a.n.system.Root.Send(m.ReplyTo, &controllerReply{ID: m.ID, Result: res})
+}
+
+// propose proposes recs, built against the speculative image, as one
+// batch; done runs in the actor with its outcome once it is settled and,
+// if applied, the image that holds it reconciled.
+func (a *metadataActor) propose(recs []metadata.Record, done func(error)) {
 	// One operation is one raft entry: bounded so that it always fits the
-	// metadata log (Kafka's MAX_RECORDS_PER_USER_OP, and bytes).
+	// metadata log (Kafka's MAX_RECORDS_PER_USER_OP, and bytes). The
+	// controller's evaluation keeps to it; this is the backstop.
 	if err := metadata.CheckOp(recs); err != nil {
-		m.reply(nil, err)
+		done(err)
 		return
 	}
 	// Apply to the speculative image first: a record that would not apply
 	// must never reach the log, where it would stop every node.
 	next, err := applyAll(a.spec, recs)
 	if err != nil {
-		m.reply(nil, err)
+		done(err)
 		return
 	}
 	err = a.q.Propose(recs, func(_ uint64, err error) {
-		a.settled = append(a.settled, settled{reply: m.reply, err: err})
+		a.settled = append(a.settled, settled{done: done, err: err})
 	})
 	if err != nil {
-		m.reply(nil, fmt.Errorf("cluster: propose: %w", err))
+		done(fmt.Errorf("cluster: propose: %w", err))
 		return
 	}
 	a.spec = next
@@ -195,11 +218,7 @@ func (a *metadataActor) handleReady() {
 	a.settled = nil
 	for _, s := range done {
 		a.inflight--
-		if s.err != nil {
-			s.reply(nil, s.err)
-			continue
-		}
-		s.reply(a.applied, nil)
+		s.done(s.err)
 	}
 	if a.inflight <= 0 {
 		a.inflight = 0
@@ -212,7 +231,7 @@ func (a *metadataActor) handleReady() {
 		queued := a.queued
 		a.queued = nil
 		for _, m := range queued {
-			a.propose(m)
+			a.request(m)
 		}
 		if a.q.HasReady() {
 			a.handleReady()
@@ -252,22 +271,23 @@ func (a *metadataActor) fail(err error) {
 	a.n.signalReady(a.failed)
 }
 
-// failAll answers every waiting proposal with err.
+// failAll answers every waiting proposal and request with err.
 func (a *metadataActor) failAll(err error) {
 	for _, s := range a.settled {
-		s.reply(nil, err)
+		s.done(err)
 	}
 	for _, m := range a.queued {
-		m.reply(nil, err)
+		a.answer(m, m.Request.Refused(metadata.ErrorOf(err)))
 	}
 	a.settled, a.queued = nil, nil
 }
 
-// internal proposes one step of the start-up sequence or an election; the
-// next step waits for its outcome.
+// internal proposes one step of the start-up sequence or an election,
+// built against the speculative image; the next step waits for its
+// outcome. (These steps become controller requests from other nodes with
+// the replicated cluster: RegisterBroker, Heartbeat, ElectLeader.)
 func (a *metadataActor) internal(what string, build func(*metadata.Image) ([]metadata.Record, error), applied func()) {
-	a.stepInFlight = true
-	a.propose(&proposeRecords{build: build, reply: func(_ *metadata.Image, err error) {
+	finish := func(err error) {
 		a.stepInFlight = false
 		if err != nil {
 			a.log.Warn("metadata proposal failed; retrying", "step", what, "err", err)
@@ -276,7 +296,14 @@ func (a *metadataActor) internal(what string, build func(*metadata.Image) ([]met
 		if applied != nil {
 			applied()
 		}
-	}})
+	}
+	recs, err := build(a.spec)
+	if err != nil || len(recs) == 0 {
+		finish(err)
+		return
+	}
+	a.stepInFlight = true
+	a.propose(recs, finish)
 }
 
 // advance takes the next step of the start-up sequence, then keeps

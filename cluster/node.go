@@ -54,6 +54,10 @@ type Node struct {
 	// files divides the open-file limit (files.go).
 	files filePlan
 
+	// producerIDs is the block of producer ids this node hands out
+	// (producer_ids.go).
+	producerIDs producerIDs
+
 	tickerStop chan struct{}
 	tickerDone chan struct{}
 	stopOnce   sync.Once
@@ -79,6 +83,7 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 		ready: make(chan error, 1), tickerStop: make(chan struct{}), tickerDone: make(chan struct{}),
 	}
 	n.log = cfg.Logger.With("node", n.id)
+	n.producerIDs.ask = n.allocateProducerIDs
 	if v, ok := cfg.Broker.Value("broker.rack"); ok {
 		n.rack = v
 	}
@@ -340,28 +345,40 @@ func (n *Node) Replica(topic metadata.UUID, index int32) *partition.Client {
 	return n.replicas.get(topic, index)
 }
 
-// Propose builds records against the latest image (applied plus in
-// flight) in the metadata actor, proposes them as one batch, and returns
-// the image once they are applied and the partition actors reconciled.
-// build runs inside the actor: it must not block.
-func (n *Node) Propose(ctx context.Context, build func(img *metadata.Image) ([]metadata.Record, error)) (*metadata.Image, error) {
+// Metadata sends req to the controller (the metadata actor while this
+// node leads the quorum), which decides it against its latest image and,
+// unless req only validates, proposes the records as one batch. It returns
+// the controller's typed result once the batch is applied and the
+// partition actors reconciled: Image then holds the change. The error is
+// only the wait's: ctx ended (the change may still apply) or the node
+// stopped; every refusal is in the result, as Kafka error codes.
+func (n *Node) Metadata(ctx context.Context, req metadata.Request) (metadata.Result, error) {
 	if n.stopped.Load() {
 		return nil, ErrStopped
 	}
-	type result struct {
-		img *metadata.Image
-		err error
+	in := partition.NewInbox(n.system)
+	defer in.Close()
+	in.Watch(n.meta)
+	n.system.Root.Send(n.meta, &controllerRequest{ID: 1, ReplyTo: in.PID(), Request: req})
+	for {
+		m, err := in.Receive(ctx)
+		if err != nil {
+			return nil, err
+		}
+		switch m := m.(type) {
+		case *controllerReply:
+			return m.Result, nil
+		case *actor.Terminated:
+			return nil, ErrStopped
+		}
 	}
-	done := make(chan result, 1)
-	n.system.Root.Send(n.meta, &proposeRecords{build: build, reply: func(img *metadata.Image, err error) {
-		done <- result{img, err}
-	}})
-	select {
-	case r := <-done:
-		return r.img, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+}
+
+// ProducerID returns a producer id that no broker of the cluster has
+// handed out, from this node's block; when the block runs out it asks the
+// controller for the next one (AllocateProducerIDsRequest).
+func (n *Node) ProducerID(ctx context.Context) (int64, error) {
+	return n.producerIDs.next(ctx)
 }
 
 // Config returns the node's broker configuration.
@@ -379,7 +396,10 @@ func (b *nodeBroker) Config() *config.Broker { return b.cfg.Broker }
 func (b *nodeBroker) Replica(topic metadata.UUID, index int32) *partition.Client {
 	return (*Node)(b).Replica(topic, index)
 }
-func (b *nodeBroker) Propose(ctx context.Context, build func(img *metadata.Image) ([]metadata.Record, error)) (*metadata.Image, error) {
-	return (*Node)(b).Propose(ctx, build)
+func (b *nodeBroker) Metadata(ctx context.Context, req metadata.Request) (metadata.Result, error) {
+	return (*Node)(b).Metadata(ctx, req)
+}
+func (b *nodeBroker) ProducerID(ctx context.Context) (int64, error) {
+	return (*Node)(b).ProducerID(ctx)
 }
 func (b *nodeBroker) GroupCoordinators() *group.Coordinators { return b.groups.groups }

@@ -83,12 +83,17 @@ func TestStartCreateRestart(t *testing.T) {
 	if !ok || br.Fenced || br.Epoch != n.BrokerEpoch() {
 		t.Fatalf("broker 1: %+v ok=%v epoch %d", br, ok, n.BrokerEpoch())
 	}
-	img, err := n.Propose(context.Background(), func(img *metadata.Image) ([]metadata.Record, error) {
-		return metadata.NewTopicRecords(img, "orders", 3, 1, map[string]string{"retention.ms": "1000"}, nil, metadata.UUID{1, 2, 3})
-	})
+	retention := "1000"
+	res, err := n.Metadata(context.Background(), &metadata.CreateTopicsRequest{Topics: []metadata.CreatableTopic{{
+		Name: "orders", NumPartitions: 3, ReplicationFactor: 1, Configs: []metadata.ConfigValue{{Name: "retention.ms", Value: &retention}},
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if e := res.(*metadata.CreateTopicsResult).Topics[0].Error; e.Failed() {
+		t.Fatal(e)
+	}
+	img = n.Image()
 	top, _ := img.Topic("orders")
 	for i := range int32(3) {
 		c := n.Replica(top.ID(), i)

@@ -12,17 +12,18 @@ package wire
 // top-level error) is not served.
 //
 // Missing topics are created when the request allows it and the broker's
-// auto.create.topics.enable is true: num.partitions partitions with
+// auto.create.topics.enable is true: the controller creates them
+// (metadata.AutoCreateTopicsRequest) with num.partitions partitions and
 // default.replication.factor replicas (__consumer_offsets with the
 // offsets.topic.* settings, as Kafka's AutoTopicCreationManager does). The
-// creation is proposed and the answer waits until it is applied, so the
-// client gets the new topic's leaders at once instead of
-// LEADER_NOT_AVAILABLE; only a proposal that does not apply in time gets
-// LEADER_NOT_AVAILABLE. One request creates at most one bounded metadata
-// operation's worth of topics (metadata.OpBudget: 10,000 records, Kafka's
-// MAX_RECORDS_PER_USER_OP, and 4 MiB), in request order; the rest are
-// answered LEADER_NOT_AVAILABLE and created by the client's retries, where
-// Kafka's controller would refuse the whole creation. weir's metadata log (__cluster_metadata) is never
+// answer waits until the creation is applied, so the client gets the new
+// topic's leaders at once instead of LEADER_NOT_AVAILABLE; only a creation
+// that does not apply in time gets LEADER_NOT_AVAILABLE. One request
+// creates at most one bounded metadata operation's worth of topics
+// (metadata.OpBudget: 10,000 records, Kafka's MAX_RECORDS_PER_USER_OP, and
+// 4 MiB), in request order; the rest are answered LEADER_NOT_AVAILABLE and
+// created by the client's retries, where Kafka's controller would refuse
+// the whole creation. weir's metadata log (__cluster_metadata) is never
 // a topic and is never listed.
 
 import (
@@ -141,69 +142,44 @@ func (h *BrokerHandler) autoCreatable(r *kmsg.MetadataRequest, img *metadata.Ima
 
 // creation is the outcome of auto-creating topics.
 type creation struct {
-	// img is the image to answer from: the one the creation was applied
-	// to, or the latest one if it did not apply in time.
+	// img is the image to answer from: the latest one once the controller
+	// answered (it holds the topics created), or if it did not in time.
 	img *metadata.Image
 	// asked are the topics the request asked to create.
 	asked map[string]bool
-	// failed holds the error of each topic that could not be created.
-	failed map[string]error
+	// failed holds the error of each topic that could not be created,
+	// LEADER_NOT_AVAILABLE for those its retry may create.
+	failed map[string]metadata.APIError
 }
 
-// autoCreate proposes the topics in names that still do not exist when the
-// proposal is built.
+// autoCreate asks the controller to create the topics in names that do not
+// exist (metadata.AutoCreateTopicsRequest: the controller's defaults,
+// __consumer_offsets with the offsets.topic.* settings).
 func (h *BrokerHandler) autoCreate(ctx context.Context, names []string) creation {
 	ctx, cancel := context.WithTimeout(ctx, autoCreateWait)
 	defer cancel()
-	c := creation{asked: map[string]bool{}}
+	c := creation{asked: map[string]bool{}, failed: map[string]metadata.APIError{}}
 	for _, n := range names {
 		c.asked[n] = true
 	}
-	var failed map[string]error
-	img, err := h.broker.Propose(ctx, func(img *metadata.Image) ([]metadata.Record, error) {
-		failed = map[string]error{}
-		var recs []metadata.Record
-		var budget metadata.OpBudget
-		for _, name := range names {
-			if _, ok := img.Topic(name); ok {
-				continue
-			}
-			if name == metadata.TransactionStateTopic {
-				// Its coordinator creates it; weir has none yet.
-				failed[name] = apiErr(kerr.UnknownTopicOrPartition, "%s is not auto-created", name)
-				continue
-			}
-			spec := autoCreateSpec(h.broker.Config(), img, name)
-			topicRecs, err := metadata.NewTopicRecords(img, name, spec.partitions, spec.replicationFactor,
-				spec.configs, nil, newTopicID(img))
-			if err != nil {
-				failed[name] = err
-				continue
-			}
-			if !budget.Add(topicRecs) {
-				// One operation is bounded (metadata.MaxRecordsPerOp,
-				// MaxOpBytes): the topics left are answered
-				// LEADER_NOT_AVAILABLE and created by the client's retry.
-				break
-			}
-			recs = append(recs, topicRecs...)
-		}
-		return recs, nil
-	})
+	res, err := askController[*metadata.AutoCreateTopicsResult](ctx, h.broker, &metadata.AutoCreateTopicsRequest{Names: names})
 	if err != nil {
 		h.log.Info("auto-creating topics did not apply in time", "count", len(names), "topics", boundedList(names), "err", err)
-		c.img = h.broker.Image()
-		return c
 	}
-	if len(failed) > 0 {
-		refused := make([]string, 0, len(failed))
-		for name, err := range failed {
-			refused = append(refused, fmt.Sprintf("%s: %v", name, err))
+	var refused []string
+	for _, t := range res.Topics {
+		if t.Error.Failed() {
+			c.failed[t.Name] = t.Error
+			if t.Error.Code != kerr.LeaderNotAvailable.Code {
+				refused = append(refused, fmt.Sprintf("%s: %v", t.Name, t.Error))
+			}
 		}
+	}
+	if len(refused) > 0 {
 		slices.Sort(refused)
 		h.log.Info("auto-creating topics refused", "count", len(refused), "topics", boundedList(refused))
 	}
-	c.img, c.failed = img, failed
+	c.img = h.broker.Image()
 	return c
 }
 
@@ -251,8 +227,8 @@ func metadataQueried(r *kmsg.MetadataRequest, img *metadata.Image, q metadataQue
 		return emptyMetadataTopic(&name, kerr.InvalidTopicException.Code)
 	}
 	if c != nil {
-		if err, ok := c.failed[name]; ok {
-			return emptyMetadataTopic(&name, adminError(err).Code)
+		if e, ok := c.failed[name]; ok {
+			return emptyMetadataTopic(&name, e.Code)
 		}
 		if c.asked[name] {
 			// Being created, but the creation has not applied (yet).
@@ -379,7 +355,3 @@ func rackPtr(rack string) *string {
 	}
 	return &rack
 }
-
-// registeredBrokers counts the registered brokers: for now the "voters"
-// that default replication factors are taken from.
-func registeredBrokers(img *metadata.Image) int { return len(img.Brokers()) }

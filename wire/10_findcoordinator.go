@@ -83,7 +83,7 @@ func (h *BrokerHandler) handleFindCoordinator(ctx context.Context, req *Request)
 	}
 	return Defer(func(ctx context.Context) Response {
 		c := h.autoCreate(ctx, []string{metadata.ConsumerOffsetsTopic})
-		if err := c.failed[metadata.ConsumerOffsetsTopic]; err != nil {
+		if err, ok := c.failed[metadata.ConsumerOffsetsTopic]; ok {
 			h.log.Warn("cannot create "+metadata.ConsumerOffsetsTopic, "err", err)
 		}
 		return Reply(findCoordinatorResponse(r, keys, func(k string) coordinatorAnswer { return groupCoordinatorNode(c.img, k) }))

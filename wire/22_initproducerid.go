@@ -12,12 +12,14 @@ package wire
 // ("always blindly accept the request"): the id/epoch a v3+ request carries
 // is only checked to be both set or both unset (INVALID_REQUEST
 // otherwise), because an idempotent producer bumps its epoch itself and
-// asks for a new id when the epoch would overflow. Ids come from a block
-// of metadata.DefaultProducerIDBlockSize ids that this broker takes from
-// the metadata log (AllocateProducerIDs) when its current block runs out,
-// so no id is ever handed out twice, across restarts too. Until a block is
-// applied the request gets COORDINATOR_LOAD_IN_PROGRESS (retriable), as a
-// Kafka broker waiting for its block answers.
+// asks for a new id when the epoch would overflow. Ids come from
+// Broker.ProducerID: a block of metadata.DefaultProducerIDBlockSize ids
+// that the controller allocates to this broker in the metadata log
+// (metadata.AllocateProducerIDsRequest) when its current block runs out,
+// so no id is ever handed out twice, by two brokers or across restarts.
+// Until a block is applied the request gets COORDINATOR_LOAD_IN_PROGRESS
+// (retriable), as a Kafka broker waiting for its block answers; once the
+// ids run out, UNKNOWN_SERVER_ERROR.
 //
 // Transactions are not served yet: a transactional_id gets
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the fatal code FindCoordinator
@@ -28,94 +30,12 @@ package wire
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirmq/weir/cluster/metadata"
 )
-
-// producerIDWait bounds the wait for a new producer id block to apply.
-const producerIDWait = 5 * time.Second
-
-// producerIDBlock is the block of producer ids this broker hands out. The
-// zero value is an empty block; the first request fetches one.
-type producerIDBlock struct {
-	mu        sync.Mutex
-	next, end int64 // ids next..end-1 are free
-	// refilling is closed when the refill in flight ends; nil when none is.
-	refilling chan struct{}
-}
-
-// take returns the next free id of the block, if there is one.
-func (b *producerIDBlock) take() (int64, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.next >= b.end {
-		return 0, false
-	}
-	id := b.next
-	b.next++
-	return id, true
-}
-
-// refill takes a new block from the metadata log, or waits for the refill
-// another request started, then takes an id from the block. Only one
-// proposal is in flight at a time.
-func (b *producerIDBlock) refill(ctx context.Context, broker Broker) (int64, error) {
-	for {
-		if id, ok := b.take(); ok {
-			return id, nil
-		}
-		b.mu.Lock()
-		if wait := b.refilling; wait != nil {
-			b.mu.Unlock()
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				return 0, ctx.Err()
-			}
-		}
-		done := make(chan struct{})
-		b.refilling = done
-		b.mu.Unlock()
-		first, size, err := allocateProducerIDs(ctx, broker)
-		b.mu.Lock()
-		if err == nil {
-			b.next, b.end = first, first+size
-		}
-		b.refilling = nil
-		close(done)
-		b.mu.Unlock()
-		if err != nil {
-			return 0, err
-		}
-	}
-}
-
-// allocateProducerIDs proposes a new block for this broker and returns it
-// once applied.
-func allocateProducerIDs(ctx context.Context, broker Broker) (int64, int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, producerIDWait)
-	defer cancel()
-	var block metadata.ProducerIDsBlockRecord
-	_, err := broker.Propose(ctx, func(img *metadata.Image) ([]metadata.Record, error) {
-		rec, err := metadata.AllocateProducerIDs(img, broker.NodeID(), broker.BrokerEpoch(), metadata.DefaultProducerIDBlockSize)
-		if err != nil {
-			return nil, err
-		}
-		block = rec.(metadata.ProducerIDsBlockRecord)
-		return []metadata.Record{rec}, nil
-	})
-	if err != nil {
-		return 0, 0, fmt.Errorf("allocate a producer id block: %w", err)
-	}
-	return block.FirstProducerID, block.Size, nil
-}
 
 func (h *BrokerHandler) handleInitProducerID(ctx context.Context, req *Request) Response {
 	r := req.Body.(*kmsg.InitProducerIDRequest)
@@ -137,16 +57,13 @@ func (h *BrokerHandler) handleInitProducerID(ctx context.Context, req *Request) 
 			"producer_id", r.ProducerID, "producer_epoch", r.ProducerEpoch)
 		return Reply(resp)
 	}
-	if id, ok := h.apis.producerIDs.take(); ok {
-		resp.ProducerID, resp.ProducerEpoch = id, 0
-		return Reply(resp)
-	}
 	return Defer(func(ctx context.Context) Response {
-		id, err := h.apis.producerIDs.refill(ctx, h.broker)
+		id, err := h.broker.ProducerID(ctx)
 		if err != nil {
 			h.log.Info("init producer id: no producer id block", "client", req.ClientID, "err", err)
 			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
-			if errors.Is(err, metadata.ErrProducerIDsExhausted) {
+			if e, ok := errors.AsType[metadata.APIError](err); ok && e.Code == kerr.UnknownServerError.Code {
+				// The ids ran out (or the controller failed for good).
 				resp.ErrorCode = kerr.UnknownServerError.Code
 			}
 			return Reply(resp)

@@ -657,12 +657,20 @@ type stuckBroker struct {
 	block bool
 }
 
-func (b stuckBroker) Propose(ctx context.Context, _ func(*metadata.Image) ([]metadata.Record, error)) (*metadata.Image, error) {
+func (b stuckBroker) Metadata(ctx context.Context, _ metadata.Request) (metadata.Result, error) {
 	if b.block {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
 	return nil, errors.New("no quorum")
+}
+
+func (b stuckBroker) ProducerID(ctx context.Context) (int64, error) {
+	if b.block {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	return 0, errors.New("no quorum")
 }
 
 // startStuck serves the real API table over a stuckBroker.

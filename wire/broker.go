@@ -12,7 +12,11 @@ import (
 
 // Broker is the node as the API handlers see it: the metadata image, the
 // partition actors hosted here, the broker's configuration and the way to
-// change metadata. Package cluster implements it; tests implement it with
+// change metadata: typed requests to the controller (the metadata quorum's
+// leader, on this node or another), which decides them against its own
+// image and answers each item with a Kafka error code and message. wire
+// only turns a Kafka request into a metadata.Request and the
+// metadata.Result into the Kafka response. Package cluster implements it; tests implement it with
 // an in-memory image. Every method is safe for concurrent use and returns
 // promptly unless it takes a ctx.
 type Broker interface {
@@ -30,14 +34,18 @@ type Broker interface {
 	// or nil when this node hosts none (yet): the image can name this node
 	// a replica a moment before the actor is started.
 	Replica(topicID metadata.UUID, partition int32) *partition.Client
-	// Propose runs build against the latest image, in the one goroutine
-	// that changes metadata (so nothing else changes the image between
-	// build and the proposal), proposes the records it returns as one
-	// batch, and returns the image once the batch is applied. build's
-	// error is returned as is, wrapped by nothing; an empty batch is not
-	// proposed and returns the current image. The wait ends early with
-	// ctx's error, in which case the batch may still be applied.
-	Propose(ctx context.Context, build func(img *metadata.Image) ([]metadata.Record, error)) (*metadata.Image, error)
+	// Metadata sends req to the controller and returns its result, of
+	// req's type (*metadata.CreateTopicsRequest gives a
+	// *metadata.CreateTopicsResult, ...), once the change is applied and
+	// Image holds it. The error is only the wait's: ctx ended (the change
+	// may still apply) or the node stopped; every refusal of the
+	// controller is in the result.
+	Metadata(ctx context.Context, req metadata.Request) (metadata.Result, error)
+	// ProducerID returns a producer id no broker of the cluster has handed
+	// out (from this broker's block, which the controller allocates).
+	// The error is the controller's refusal (a metadata.APIError:
+	// UNKNOWN_SERVER_ERROR once the ids run out) or the wait's.
+	ProducerID(ctx context.Context) (int64, error)
 	// GroupCoordinators returns the node's group coordinators, one per
 	// __consumer_offsets partition led here (nil: none are run). The
 	// group APIs (08_offsetcommit.go ... 47_offsetdelete.go) route to them.

@@ -5,8 +5,9 @@
 // APIs (apis.go), hands every other request to a Handler, and writes the
 // responses back in request order. It holds no broker state: BrokerHandler
 // (handler.go) serves every other API by turning requests into actor
-// messages and metadata proposals against a Broker (broker.go), which
-// package cluster implements.
+// messages and typed metadata requests (metadata.Request, decided by the
+// controller, answered with a metadata.Result of Kafka error codes)
+// against a Broker (broker.go), which package cluster implements.
 //
 // Each Kafka API lives in a file named by its key (18_apiversions.go),
 // opening with the versions served and the KIPs they involve. errors.go

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"net"
 	"strconv"
@@ -19,7 +20,9 @@ import (
 )
 
 // fakeBroker is a one-node Broker for the API handlers' tests: an
-// in-memory metadata image changed by Propose (no raft), and a partition
+// in-memory metadata image changed by Metadata (the real controller's
+// decisions, metadata.Controller, applied at once, no raft) and by the
+// tests' Propose, and a partition
 // actor, leading, for every partition of the image, over logs in a temporary
 // directory. It stands in for package cluster, which wire cannot import.
 type fakeBroker struct {
@@ -33,6 +36,10 @@ type fakeBroker struct {
 	mu       sync.Mutex // serializes Propose and the replica map
 	img      *metadata.Image
 	replicas map[replicaKey]*partition.Client
+	// controller decides Metadata's requests; pids is the block
+	// ProducerID hands ids from.
+	controller metadata.Controller
+	pids       metadata.ProducerIDBlock
 
 	// groups are the group coordinators of the __consumer_offsets
 	// partitions (all led here), ticked every groupTick until close.
@@ -79,6 +86,7 @@ func newFakeBrokerFS(t testing.TB, addr string, props map[string]string, fs log.
 	b := &fakeBroker{
 		t: t, system: actor.NewActorSystem(), logs: m, cfg: cfg, node: 1,
 		img: metadata.Empty(), replicas: map[replicaKey]*partition.Client{},
+		controller: metadata.Controller{Config: cfg, Rand: rand.Reader},
 	}
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -185,8 +193,38 @@ func (b *fakeBroker) Replica(id metadata.UUID, idx int32) *partition.Client {
 	return b.replicas[replicaKey{id, idx}]
 }
 
+// Metadata decides req as the controller does and applies its records at
+// once.
+func (b *fakeBroker) Metadata(ctx context.Context, req metadata.Request) (metadata.Result, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	res, recs := b.controller.Evaluate(b.img, req)
+	if err := b.applyLocked(recs); err != nil {
+		res.Fail(metadata.ErrorOf(err))
+	}
+	return res, nil
+}
+
+// ProducerID hands ids out of a block the controller allocates.
+func (b *fakeBroker) ProducerID(ctx context.Context) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if id, ok := b.pids.Take(); ok {
+		return id, nil
+	}
+	res, recs := b.controller.Evaluate(b.img, &metadata.AllocateProducerIDsRequest{BrokerID: b.node, BrokerEpoch: b.epoch})
+	if err := b.applyLocked(recs); err != nil {
+		return 0, err
+	}
+	if err := b.pids.Fill(res.(*metadata.AllocateProducerIDsResult)); err != nil {
+		return 0, err
+	}
+	id, _ := b.pids.Take()
+	return id, nil
+}
+
 // Propose applies build's records at once, then starts (leading) or stops
-// replicas to match the image.
+// replicas to match the image: the tests' way to set the image up.
 func (b *fakeBroker) Propose(ctx context.Context, build func(img *metadata.Image) ([]metadata.Record, error)) (*metadata.Image, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -194,21 +232,27 @@ func (b *fakeBroker) Propose(ctx context.Context, build func(img *metadata.Image
 	if err != nil {
 		return nil, err
 	}
+	if err := b.applyLocked(recs); err != nil {
+		return nil, err
+	}
+	return b.img, nil
+}
+
+// applyLocked applies recs as one batch and reconciles the replicas; mu is
+// held.
+func (b *fakeBroker) applyLocked(recs []metadata.Record) error {
 	if len(recs) == 0 {
-		return b.img, nil
+		return nil
 	}
 	bl := metadata.NewBuilder(b.img)
 	off := b.img.Offset() + 1
 	for _, r := range recs {
 		if err := bl.Apply(r, off); err != nil {
-			return nil, fmt.Errorf("fake broker: apply %v: %w", r, err)
+			return fmt.Errorf("fake broker: apply %v: %w", r, err)
 		}
 	}
 	b.img = bl.Image()
-	if err := b.reconcile(); err != nil {
-		return nil, err
-	}
-	return b.img, nil
+	return b.reconcile()
 }
 
 // reconcile runs with mu held.

@@ -5,14 +5,11 @@ import (
 )
 
 // brokerAPIs holds the state that individual APIs keep across requests
-// (fetch sessions, the producer-id block). Each API adds its field here
+// (fetch sessions, fetch memory). Each API adds its field here
 // and its setup to init and teardown to close.
 type brokerAPIs struct {
 	// fetchSessions is the node's fetch session cache actor (01_fetch.go).
 	fetchSessions *fetchsession.Client
-	// producerIDs is the block InitProducerId hands ids from
-	// (22_initproducerid.go); its zero value is ready.
-	producerIDs producerIDBlock
 	// fetchMemory bounds the record bytes of fetches in flight
 	// (fetch_memory.go).
 	fetchMemory *fetchMemory

@@ -39,8 +39,9 @@ func TestInitProducerIDUniqueAcrossBlocks(t *testing.T) {
 	}
 }
 
-// A new handler (a restarted broker) never reuses the ids of the blocks in
-// the log; concurrent requests get distinct ids.
+// A restarted broker (a new handler over a broker whose block is gone)
+// never reuses the ids of the blocks in the log; concurrent requests get
+// distinct ids.
 func TestInitProducerIDConcurrentAndRestart(t *testing.T) {
 	s, b := startBroker(t, nil)
 	const workers, each = 4, 300
@@ -70,6 +71,9 @@ func TestInitProducerIDConcurrentAndRestart(t *testing.T) {
 		}
 		seen[id] = true
 	}
+	b.mu.Lock()
+	b.pids = metadata.ProducerIDBlock{} // the restarted process has no block
+	b.mu.Unlock()
 	h, err := NewBrokerHandler(BrokerHandlerConfig{Broker: b, System: b.system})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/rand"
 	"slices"
 	"strings"
 	"testing"
@@ -28,8 +29,10 @@ func propose(t *testing.T, b *fakeBroker, build func(img *metadata.Image) ([]met
 // newTopic creates topic with parts partitions of replication factor 1.
 func newTopic(t *testing.T, b *fakeBroker, topic string, parts int32) *metadata.Topic {
 	t.Helper()
+	var id metadata.UUID
+	_, _ = rand.Read(id[:])
 	img := propose(t, b, func(img *metadata.Image) ([]metadata.Record, error) {
-		return metadata.NewTopicRecords(img, topic, parts, 1, nil, nil, newTopicID(img))
+		return metadata.NewTopicRecords(img, topic, parts, 1, nil, nil, id)
 	})
 	top, _ := img.Topic(topic)
 	return top

@@ -219,8 +219,10 @@ func (s *Server) startConn(nc net.Conn) {
 	}
 	if err := s.limits.admit(c.ip); err != nil {
 		s.mu.Unlock()
-		nc.Close()
+		// Counted before the close, so a client that sees its connection
+		// closed also sees it in Stats.
 		s.stats.refused.Add(1)
+		nc.Close()
 		if ok, skipped := s.refusedLog.Note(time.Now()); ok {
 			s.log.Warn("wire: refusing connection", slog.String("remote", nc.RemoteAddr().String()), slog.Any("err", err),
 				slog.Int64("suppressed_since_last", skipped))

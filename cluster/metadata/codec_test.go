@@ -93,7 +93,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"uuid too long", header(byte(typeTopicRemoved), 0, append([]byte{0x91, 0xc4, 17}, make([]byte, 17)...)...), ErrMalformedRecord},
 		{"huge array claim", header(byte(typePartitionChange), 0, 0x94, 0xc4, 0, 0x00, 0x00, 0xdd, 0xff, 0xff, 0xff, 0xff), ErrMalformedRecord},
 		{"huge string claim", header(byte(typeClusterCreated), 0, 0x91, 0xdb, 0xff, 0xff, 0xff, 0xff, 'a'), ErrMalformedRecord},
-		{"deep nesting", header(byte(typeClusterCreated), 0, 0x91, 0x91, 0x91, 0x91, 0x91, 0x91, 0x01), ErrMalformedRecord},
+		{"deep nesting", header(byte(typeClusterCreated), 0, 0x91, 0x91, 0x91, 0x91, 0x91, 0x91, 0x91, 0x91, 0x91, 0x91, 0x01), ErrMalformedRecord},
 		{"extension value", header(byte(typeClusterCreated), 0, 0x91, 0xd4, 0x01, 0x00), ErrMalformedRecord},
 		{"float value", header(byte(typeBrokerFenced), 0, 0x92, 0xca, 0, 0, 0, 0, 0x01), ErrMalformedRecord},
 	}

@@ -4,18 +4,34 @@
 // state, addresses), config overrides, producer-id blocks, the cluster id
 // and the controller. actors/ and wire/ read the image; the metadata quorum
 // (cluster/) writes and applies the records. The package does no I/O, reads
-// no clock and holds no goroutines: applying a record depends only on the
+// no clock (new topic ids come from the Controller's Rand) and holds no
+// goroutines: applying a record depends only on the
 // records before it.
 //
 // Records are the *Record types (a closed set implementing Record).
 // EncodeRecord and DecodeRecord turn one into the bytes of a log entry:
 // a type tag, a version and a msgpack payload.
 //
+// Changes are asked for as data: a Request (CreateTopicsRequest,
+// CreatePartitionsRequest, DeleteTopicsRequest, AlterConfigsRequest,
+// AutoCreateTopicsRequest, AllocateProducerIDsRequest) is a plain struct
+// that any node sends to the controller (the metadata quorum's leader),
+// and a Result answers each of its items with a Kafka error code and
+// message (APIError): no function and no Go error crosses between nodes.
+// EncodeRequest and EncodeResult give their msgpack bytes, in the records'
+// envelope. Controller.Evaluate decides a request against the
+// controller's own image: validation, the controller's defaults and
+// replica placement (placement.go) live here, and the wire adapter only
+// translates Kafka requests and responses. ErrorOf maps the package's
+// errors to Kafka codes.
+//
 // The proposal helpers (NewTopicRecords, AddPartitionRecords,
 // DeleteTopicRecords, RegisterBrokerRecords, FenceBrokerRecords,
 // ElectLeader, ChangeISR, AllocateProducerIDs) are pure functions of an
-// image and a request that return the records to propose, or the error the
-// request deserves. The controller calls them against its latest image,
+// image and a proposal that return the records to propose, or the error
+// the proposal deserves; the evaluators are built on them, and broker
+// registration, heartbeats, elections and ISR changes become Requests the
+// same way. The controller calls them against its latest image,
 // including records it proposed that are not committed yet, so that two
 // proposals in flight cannot both pass a check that only one of them may.
 //

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // NewTopicRecords returns the records that create topic name with id:
@@ -162,4 +164,55 @@ func placeReplicas(p, rf int, brokers []int32, start, shift int) []int32 {
 		replicas = append(replicas, brokers[(first+distance)%n])
 	}
 	return replicas
+}
+
+// assignedPartitionRecords returns the PartitionRecords of partitions
+// from, from+1, ... of topic id placed on lists, as Kafka's controller
+// places a manual assignment: each list non-empty, of length rf (rf < 0:
+// of the first list's length), naming registered brokers once each and at
+// least one unfenced one; the ISR is the unfenced replicas, led by the
+// first of them.
+func assignedPartitionRecords(img *Image, id UUID, from int32, lists [][]int32, rf int) ([]Record, error) {
+	var recs []Record
+	for i, replicas := range lists {
+		index := from + int32(i)
+		if rf < 0 {
+			rf = len(replicas)
+		}
+		if err := checkManualReplicas(img, replicas, rf); err != nil {
+			return nil, err
+		}
+		var isr []int32
+		for _, r := range replicas {
+			if br, _ := img.Broker(r); !br.Fenced {
+				isr = append(isr, r)
+			}
+		}
+		if len(isr) == 0 {
+			return nil, apiErr(kerr.InvalidReplicaAssignment, "All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.", index)
+		}
+		recs = append(recs, PartitionRecord{
+			TopicID: id, Partition: index, Replicas: slices.Clone(replicas), ISR: isr, Leader: isr[0],
+		})
+	}
+	return recs, nil
+}
+
+// checkManualReplicas checks one replica list of a manual assignment.
+func checkManualReplicas(img *Image, replicas []int32, rf int) error {
+	if len(replicas) == 0 {
+		return apiErr(kerr.InvalidReplicaAssignment, "The manual partition assignment includes an empty replica list.")
+	}
+	if len(replicas) != rf {
+		return apiErr(kerr.InvalidReplicaAssignment, "The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).", len(replicas), rf)
+	}
+	for i, r := range replicas {
+		if slices.Contains(replicas[:i], r) {
+			return apiErr(kerr.InvalidReplicaAssignment, "The manual partition assignment includes the broker %d more than once.", r)
+		}
+		if _, ok := img.Broker(r); !ok {
+			return apiErr(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", r)
+		}
+	}
+	return nil
 }

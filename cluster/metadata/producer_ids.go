@@ -1,8 +1,11 @@
 package metadata
 
 import (
+	"errors"
 	"fmt"
 	"math"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // DefaultProducerIDBlockSize is the number of producer ids a broker gets
@@ -44,4 +47,49 @@ func AllocateProducerIDs(img *Image, broker int32, epoch int64, blockSize int64)
 		FirstProducerID: next,
 		Size:            blockSize,
 	}, nil
+}
+
+// allocateProducerIDs decides an AllocateProducerIDsRequest: the next
+// DefaultProducerIDBlockSize ids for a broker whose registration is
+// current (else STALE_BROKER_EPOCH or BROKER_ID_NOT_REGISTERED, as Kafka's
+// controller answers); UNKNOWN_SERVER_ERROR once the ids run out, as
+// Kafka's ProducerIdControlManager.
+func allocateProducerIDs(img *Image, r *AllocateProducerIDsRequest) (*AllocateProducerIDsResult, []Record) {
+	rec, err := AllocateProducerIDs(img, r.BrokerID, r.BrokerEpoch, DefaultProducerIDBlockSize)
+	switch {
+	case errors.Is(err, ErrUnknownBroker):
+		return &AllocateProducerIDsResult{Error: APIError{Code: kerr.BrokerIDNotRegistered.Code, Message: err.Error()}}, nil
+	case errors.Is(err, ErrStaleBrokerEpoch):
+		return &AllocateProducerIDsResult{Error: APIError{Code: kerr.StaleBrokerEpoch.Code, Message: err.Error()}}, nil
+	case err != nil:
+		return &AllocateProducerIDsResult{Error: APIError{Code: kerr.UnknownServerError.Code, Message: err.Error()}}, nil
+	}
+	block := rec.(ProducerIDsBlockRecord)
+	return &AllocateProducerIDsResult{FirstProducerID: block.FirstProducerID, Size: block.Size}, []Record{rec}
+}
+
+// ProducerIDBlock is the block of producer ids a broker hands out, ids
+// Next..End-1 still free. The zero value is empty. It is not safe for
+// concurrent use.
+type ProducerIDBlock struct {
+	Next, End int64
+}
+
+// Take returns the next free id of the block, if there is one.
+func (b *ProducerIDBlock) Take() (int64, bool) {
+	if b.Next >= b.End {
+		return 0, false
+	}
+	id := b.Next
+	b.Next++
+	return id, true
+}
+
+// Fill replaces the block with the one r gives, or returns r's error.
+func (b *ProducerIDBlock) Fill(r *AllocateProducerIDsResult) error {
+	if r.Error.Failed() {
+		return r.Error
+	}
+	b.Next, b.End = r.FirstProducerID, r.FirstProducerID+r.Size
+	return nil
 }

@@ -13,8 +13,10 @@ import (
 // length fits in the bytes that follow it and whose nesting is shallow.
 
 // maxNesting bounds how deep arrays and maps may nest inside a payload.
-// Records need 2 (the payload array and a replica list).
-const maxNesting = 4
+// Records need 2 (the payload array and a replica list); controller
+// requests and results 5 (CreateTopicsRequest: topics, a topic, its
+// assignments, one assignment, its replicas).
+const maxNesting = 8
 
 var errShortInput = errors.New("input ends inside a value")
 

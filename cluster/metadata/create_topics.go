@@ -158,7 +158,7 @@ func requestedTopicConfigs(cs []ConfigValue) (map[string]string, error) {
 
 // withTopicDefaults adds the overrides weir gives a new topic: with
 // replication factor 3 or more, min.insync.replicas=2 unless the request
-// or the broker configuration sets it (ARCHITECTURE.md, Defaults).
+// or the broker configuration sets it (docs/DESIGN.md "Defaults").
 func withTopicDefaults(cfg *config.Broker, rf int16, overrides map[string]string) map[string]string {
 	if rf < 3 {
 		return overrides

@@ -264,7 +264,7 @@ func (fc *fakeCluster) notLeader(old, newLeader, newEpoch int32, hint bool, firs
 // returns true, with our partition leaderless (LEADER_NOT_AVAILABLE,
 // leader -1), as a cluster in the middle of an election would, the
 // brokers as they are; afterwards kfake answers normally.
-func (fc *fakeCluster) leaderNotAvailableWhile(electing func() bool) {
+func (fc *fakeCluster) leaderNotAvailableWhile(electing func() bool, answered func()) {
 	fc.c.ControlKey(kmsg.Metadata.Int16(), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 		if !electing() {
 			return nil, nil, false
@@ -289,6 +289,7 @@ func (fc *fakeCluster) leaderNotAvailableWhile(electing func() bool) {
 		}
 		t.Partitions = append(t.Partitions, p)
 		resp.Topics = append(resp.Topics, t)
+		answered()
 		return resp, nil, true
 	})
 }

@@ -28,8 +28,8 @@ const (
 	Refused Scenario = "leader killed (connection refused)"
 	// LeaderNotAvailable: an election window: the old leader answers
 	// NOT_LEADER_OR_FOLLOWER without a hint and Metadata reports the
-	// partition LEADER_NOT_AVAILABLE for Options.Window, then the new
-	// leader.
+	// partition LEADER_NOT_AVAILABLE for Options.Window and until the
+	// client has asked at least once, then the new leader.
 	LeaderNotAvailable Scenario = "LEADER_NOT_AVAILABLE in Metadata"
 )
 
@@ -45,7 +45,9 @@ type Options struct {
 	// acknowledged record (and so after its first Metadata) before the
 	// failure; franz-go's MetadataMinAge (5 s) makes this matter.
 	InjectAfter time.Duration
-	// Window is how long Metadata reports LEADER_NOT_AVAILABLE.
+	// Window is how long Metadata reports LEADER_NOT_AVAILABLE at least;
+	// it goes on until the client has been answered so once after the
+	// failure.
 	Window time.Duration
 	Logf   func(format string, args ...any)
 }
@@ -152,10 +154,24 @@ func measureRound(ctx context.Context, opts Options) (Round, error) {
 		known = failedAt
 	case LeaderNotAvailable:
 		var elected atomic.Bool
-		fc.leaderNotAvailableWhile(func() bool { return !elected.Load() })
+		lna := make(chan struct{}, 1)
+		fc.leaderNotAvailableWhile(func() bool { return !elected.Load() }, func() {
+			select {
+			case lna <- struct{}{}:
+			default:
+			}
+		})
 		fc.notLeader(old, newLeader, -1, false, first)
 		failedAt = <-firstErr
 		time.Sleep(time.Until(failedAt.Add(opts.Window)))
+		// The election ends only once the client has been told
+		// LEADER_NOT_AVAILABLE at least once after the failure, so the
+		// round measures how long it waits before asking again.
+		select {
+		case <-lna:
+		case <-time.After(60 * time.Second):
+			return Round{}, errors.New("client sent no Metadata within 60s of the failure")
+		}
 		if err := fc.c.MoveTopicPartition(Topic, 0, newLeader); err != nil {
 			return Round{}, err
 		}

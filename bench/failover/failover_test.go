@@ -40,6 +40,8 @@ func TestClientFailover(t *testing.T) {
 	} else {
 		t.Logf("librdkafka skipped: /usr/bin/python3 cannot import confluent_kafka: %v", err)
 	}
+	logLoad(t, "before")
+	defer logLoad(t, "after")
 	// CI-sized cases run in parallel (franz-go waits out its 5 s
 	// MetadataMinAge in several of them); the recorded run one at a time,
 	// so the cases do not load each other.
@@ -111,4 +113,13 @@ func row(client Client, sc Scenario, delay time.Duration, rs []Round) string {
 	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s / %s / %s | %s | %d | %d | %s |",
 		version, versions, sc, delay, meta, dist.Round(n.Median), dist.Round(n.P99), dist.Round(n.Max),
 		dist.Round(k.Median), maxMeta, maxRetries, gap)
+}
+
+// logLoad logs the machine's load average: the machine is shared, and the
+// figures mean little without it.
+func logLoad(t *testing.T, when string) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err == nil {
+		t.Logf("load average %s: %s", when, strings.TrimSpace(string(b)))
+	}
 }

@@ -74,6 +74,8 @@ func cases(t *testing.T) []measureCase {
 // Markdown table. It asserts only that every victim was declared dead by
 // both observers (Measure fails a round otherwise), never a time.
 func TestDeadDetection(t *testing.T) {
+	logLoad(t, "before")
+	defer logLoad(t, "after")
 	var rows []string
 	for _, c := range cases(t) {
 		load := c.load
@@ -110,4 +112,13 @@ func TestDeadDetection(t *testing.T) {
 	}
 	t.Logf("\n| profile | signal | load | observer | n | min | median | p99 | max | false suspicions | false dead |\n|---|---|---|---|---|---|---|---|---|---|---|\n%s",
 		strings.Join(rows, "\n"))
+}
+
+// logLoad logs the machine's load average: the machine is shared, and the
+// figures mean little without it.
+func logLoad(t *testing.T, when string) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err == nil {
+		t.Logf("load average %s: %s", when, strings.TrimSpace(string(b)))
+	}
 }

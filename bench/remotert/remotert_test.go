@@ -25,6 +25,8 @@ func TestRoundTrip(t *testing.T) {
 	if os.Getenv("WEIR_MEASURE_FULL") != "" {
 		seq, dur = 20000, 10*time.Second
 	}
+	logLoad(t, "before")
+	defer logLoad(t, "after")
 	var rows []string
 	for _, mode := range []Mode{Local, InProcess, TwoProcesses} {
 		res, err := Measure(context.Background(), Options{Mode: mode, Sequential: seq, Concurrency: 64, Duration: dur})
@@ -40,4 +42,13 @@ func TestRoundTrip(t *testing.T) {
 	}
 	t.Logf("\n| mode | msgpack body | one at a time: median | p99 | 64 outstanding: round trips/s | median | p99 |\n|---|---|---|---|---|---|---|\n%s",
 		strings.Join(rows, "\n"))
+}
+
+// logLoad logs the machine's load average: the machine is shared, and the
+// figures mean little without it.
+func logLoad(t *testing.T, when string) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err == nil {
+		t.Logf("load average %s: %s", when, strings.TrimSpace(string(b)))
+	}
 }

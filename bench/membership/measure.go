@@ -33,6 +33,9 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
+// errEarlyDead: the live victim was declared dead before the signal.
+var errEarlyDead = errors.New("victim declared dead before the signal")
+
 // Round is one victim's fate.
 type Round struct {
 	// First is the time from the signal to the first observer's
@@ -48,6 +51,10 @@ type Result struct {
 	// any of the three nodes, about a node that was alive; FalseDead
 	// counts NotifyLeave events for a live observer.
 	FalseSuspicions, FalseDead int
+	// EarlyDead counts rounds whose victim, alive, was declared dead
+	// before it got the signal (false deaths of the victim; such a round
+	// is run again).
+	EarlyDead int
 	// SuspicionLines holds the false-suspicion log lines (ten per round at most).
 	SuspicionLines []string
 	// LoadCores is the CPU the load child used, in cores, averaged over
@@ -97,11 +104,23 @@ func Measure(ctx context.Context, opts Options) (Result, error) {
 		defer load.stop()
 	}
 	cpu0, t0 := load.cpu(), time.Now()
-	for i := range opts.Rounds {
+	for i := 0; len(res.Rounds) < opts.Rounds; i++ {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
+		if i >= 2*opts.Rounds {
+			return res, fmt.Errorf("%d of %d rounds declared the victim dead before the signal", res.EarlyDead, i)
+		}
 		r, err := measureRound(self, opts, i, &res)
+		if errors.Is(err, errEarlyDead) {
+			// A false verdict on a live node: counted, and the round
+			// is run again.
+			res.EarlyDead++
+			if opts.Logf != nil {
+				opts.Logf("%s %s load=%q round %d: live victim declared dead before the signal", opts.Profile.Name, SignalName(opts.Signal), opts.Load, i)
+			}
+			continue
+		}
 		if err != nil {
 			return res, fmt.Errorf("round %d: %w", i, err)
 		}
@@ -153,7 +172,10 @@ func measureRound(self string, opts Options, i int, res *Result) (Round, error) 
 	settle := 5*opts.Profile.ProbeInterval + rand.N(opts.Profile.ProbeInterval)
 	time.Sleep(settle)
 	if ev.deadCount() > 0 {
-		return Round{}, errors.New("victim declared dead before the signal")
+		n, _ := counter.result()
+		res.FalseSuspicions += n
+		res.FalseDead += ev.falseDead()
+		return Round{}, errEarlyDead
 	}
 	start := time.Now()
 	if err := v.cmd.Process.Signal(opts.Signal); err != nil {

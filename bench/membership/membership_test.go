@@ -86,7 +86,7 @@ func TestDeadDetection(t *testing.T) {
 			Profile: c.profile, Signal: c.signal, Load: c.load, Rounds: c.rounds, Logf: t.Logf,
 		})
 		if err != nil {
-			t.Fatalf("%s %s %s: %v", c.profile.Name, c.signal, load, err)
+			t.Fatalf("%s %s %s: %v", c.profile.Name, SignalName(c.signal), load, err)
 		}
 		if len(res.Rounds) != c.rounds {
 			t.Fatalf("%d rounds measured, want %d", len(res.Rounds), c.rounds)
@@ -104,7 +104,7 @@ func TestDeadDetection(t *testing.T) {
 		}{{"first", res.First()}, {"both", res.All()}} {
 			fp := " | |"
 			if obs.name == "both" {
-				fp = fmt.Sprintf(" %d | %d |", res.FalseSuspicions, res.FalseDead)
+				fp = fmt.Sprintf(" %d | %d |", res.FalseSuspicions, res.FalseDead+res.EarlyDead)
 			}
 			rows = append(rows, fmt.Sprintf("| %s | %s | %s%s | %s %s%s",
 				c.profile.Name, SignalName(c.signal), load, cores, obs.name, dist.Of(obs.d).Row(), fp))

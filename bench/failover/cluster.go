@@ -294,11 +294,13 @@ func (fc *fakeCluster) leaderNotAvailableWhile(electing func() bool, answered fu
 	})
 }
 
-// kill kills broker node: listener and connections closed (refused from
-// now on), then removed from the cluster so its partitions move to the
-// others and Metadata no longer lists it (as a fenced broker drops out
-// of KRaft's metadata).
-func (fc *fakeCluster) kill(node int32) error {
+// killListener kills broker node's network side: its listener and every
+// connection it accepted close (RST), so clients are refused from now on,
+// while kfake still lists it and names it leader until RemoveNode: a
+// broker that died but is not yet known dead. RemoveNode then moves its
+// partitions to the others and drops it from Metadata (as a fenced broker
+// drops out of KRaft's metadata).
+func (fc *fakeCluster) killListener(node int32) error {
 	fc.lns.mu.Lock()
 	l := fc.lns.all[fc.addrs[node]]
 	fc.lns.mu.Unlock()
@@ -306,8 +308,5 @@ func (fc *fakeCluster) kill(node int32) error {
 		return fmt.Errorf("no listener for node %d", node)
 	}
 	l.kill()
-	if err := fc.c.RemoveNode(node); err != nil {
-		return fmt.Errorf("remove node %d: %w", node, err)
-	}
 	return nil
 }

@@ -26,6 +26,11 @@ const (
 	// and reconnects are refused; the partition moves to a survivor and
 	// Metadata no longer lists the dead broker.
 	Refused Scenario = "leader killed (connection refused)"
+	// RefusedLateElection: the leader dies as in Refused, but the
+	// partition moves (and Metadata stops naming the dead broker) only
+	// Options.ElectionDelay later, as in a cluster that must first detect
+	// the death: until then Metadata names the dead broker as leader.
+	RefusedLateElection Scenario = "leader killed, elected 400 ms later"
 	// LeaderNotAvailable: an election window: the old leader answers
 	// NOT_LEADER_OR_FOLLOWER without a hint and Metadata reports the
 	// partition LEADER_NOT_AVAILABLE for Options.Window and until the
@@ -34,7 +39,7 @@ const (
 )
 
 // Scenarios lists them in report order.
-var Scenarios = []Scenario{NotLeader, NotLeaderHint, Refused, LeaderNotAvailable}
+var Scenarios = []Scenario{NotLeader, NotLeaderHint, Refused, RefusedLateElection, LeaderNotAvailable}
 
 // Options says what Measure does.
 type Options struct {
@@ -49,7 +54,11 @@ type Options struct {
 	// it goes on until the client has been answered so once after the
 	// failure.
 	Window time.Duration
-	Logf   func(format string, args ...any)
+	// ElectionDelay is how long after the kill RefusedLateElection moves
+	// the partition (400 ms: the fast membership profile's detection
+	// time, roughly).
+	ElectionDelay time.Duration
+	Logf          func(format string, args ...any)
 }
 
 // Round is one failover as the brokers saw it; times are from the
@@ -64,8 +73,8 @@ type Round struct {
 	// ToNewLeader is the time to its first Produce at the new leader.
 	ToNewLeader time.Duration
 	// AfterLeaderKnown is ToNewLeader minus the time Metadata started
-	// naming the new leader (LeaderNotAvailable only, else equal to
-	// ToNewLeader).
+	// naming the new leader (differs from ToNewLeader for
+	// LeaderNotAvailable and RefusedLateElection).
 	AfterLeaderKnown time.Duration
 	// Metadata is the number of Metadata requests before ToNewLeader.
 	Metadata int
@@ -91,6 +100,9 @@ func Measure(ctx context.Context, opts Options) ([]Round, error) {
 	}
 	if opts.Window <= 0 {
 		opts.Window = time.Second
+	}
+	if opts.ElectionDelay <= 0 {
+		opts.ElectionDelay = 400 * time.Millisecond
 	}
 	var out []Round
 	for i := range opts.Rounds {
@@ -145,13 +157,19 @@ func measureRound(ctx context.Context, opts Options) (Round, error) {
 		fc.notLeader(old, newLeader, fc.leaderEpoch+1, opts.Scenario == NotLeaderHint, first)
 		failedAt = <-firstErr
 		known = failedAt
-	case Refused:
+	case Refused, RefusedLateElection:
 		failedAt = time.Now()
-		if err := fc.kill(old); err != nil {
+		if err := fc.killListener(old); err != nil {
 			return Round{}, err
 		}
+		if opts.Scenario == RefusedLateElection {
+			time.Sleep(opts.ElectionDelay)
+		}
+		if err := fc.c.RemoveNode(old); err != nil {
+			return Round{}, fmt.Errorf("remove node %d: %w", old, err)
+		}
+		known = time.Now()
 		newLeader = fc.c.LeaderFor(Topic, 0)
-		known = failedAt
 	case LeaderNotAvailable:
 		var elected atomic.Bool
 		lna := make(chan struct{}, 1)
@@ -225,7 +243,7 @@ func measureRound(ctx context.Context, opts Options) (Round, error) {
 	if r.Metadata == 0 {
 		r.ToMetadata = -1 // none before the new leader was reached
 	}
-	if opts.Scenario == Refused {
+	if opts.Scenario == Refused || opts.Scenario == RefusedLateElection {
 		r.Retries = int(st.refused)
 	} else if r.Retries > 0 {
 		r.Retries-- // the first error answer is not a retry

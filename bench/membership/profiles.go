@@ -14,7 +14,7 @@ import (
 // it is suspected. Everything memberlist has that is not listed keeps
 // memberlist.DefaultLANConfig's value.
 //
-// How the fields combine, from memberlist v0.7.0's state.go: every
+// How the fields combine, in memberlist v0.7.0's probe loop: every
 // ProbeInterval a node probes the next peer in a shuffled round robin; a
 // probe waits ProbeTimeout for a UDP ack, then asks IndirectChecks other
 // peers to ping the target and tries a TCP ping, and gives up at the end of

@@ -16,7 +16,8 @@ import (
 
 // TestClientFailover measures each client in each scenario and logs a
 // Markdown table. CI-sized: one round each, failure 1 s after the first
-// record. WEIR_MEASURE_FULL=1: WEIR_MEASURE_ROUNDS rounds (default 10) at
+// record, all cases at once, franz-go's LEADER_NOT_AVAILABLE case (about
+// 10 s) left out. WEIR_MEASURE_FULL=1: WEIR_MEASURE_ROUNDS rounds (default 10) at
 // injection delays of 1 s and 6 s (before and after franz-go's 5 s
 // MetadataMinAge). It asserts only that the client reached the new leader
 // and lost no record, never a time. librdkafka is skipped when
@@ -42,37 +43,68 @@ func TestClientFailover(t *testing.T) {
 	}
 	logLoad(t, "before")
 	defer logLoad(t, "after")
-	// CI-sized cases run in parallel (franz-go waits out its 5 s
-	// MetadataMinAge in several of them); the recorded run one at a time,
-	// so the cases do not load each other.
-	parallel := !full
+	// CI-sized cases run all at once in goroutines (franz-go waits out its
+	// 5 s MetadataMinAge in several of them; t.Parallel would run only
+	// GOMAXPROCS at a time); the recorded run runs them one at a time as
+	// subtests, so they do not load each other and -run can pick one.
 	var mu sync.Mutex
 	results := map[string]string{}
 	var order []string
-	t.Run("cases", func(t *testing.T) {
-		for _, delay := range delays {
-			for _, client := range clients {
-				for _, sc := range Scenarios {
-					name := fmt.Sprintf("%s/%s/%s", client, sc, delay)
-					order = append(order, name)
-					t.Run(name, func(t *testing.T) {
-						if parallel {
-							t.Parallel()
-						}
-						rs, err := Measure(context.Background(), Options{
-							Client: client, Scenario: sc, Rounds: rounds, InjectAfter: delay, Window: time.Second, Logf: t.Logf,
-						})
-						if err != nil {
-							t.Fatal(err)
-						}
-						mu.Lock()
-						results[name] = row(client, sc, delay, rs)
-						mu.Unlock()
-					})
+	type testCase struct {
+		name   string
+		client Client
+		sc     Scenario
+		delay  time.Duration
+	}
+	var tcs []testCase
+	for _, delay := range delays {
+		for _, client := range clients {
+			for _, sc := range Scenarios {
+				if !full && client == FranzGo && sc == LeaderNotAvailable {
+					// About 10 s (two 5 s MetadataMinAge waits);
+					// librdkafka covers the path in CI.
+					t.Logf("franz-go's LEADER_NOT_AVAILABLE case runs with WEIR_MEASURE_FULL=1 only")
+					continue
 				}
+				name := fmt.Sprintf("%s/%s/%s", client, sc, delay)
+				order = append(order, name)
+				tcs = append(tcs, testCase{name, client, sc, delay})
 			}
 		}
-	})
+	}
+	run := func(tc testCase, logf func(string, ...any)) error {
+		rs, err := Measure(context.Background(), Options{
+			Client: tc.client, Scenario: tc.sc, Rounds: rounds, InjectAfter: tc.delay, Window: time.Second, Logf: logf,
+		})
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		results[tc.name] = row(tc.client, tc.sc, tc.delay, rs)
+		mu.Unlock()
+		return nil
+	}
+	if full {
+		for _, tc := range tcs {
+			t.Run(tc.name, func(t *testing.T) {
+				if err := run(tc, t.Logf); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	} else {
+		var wg sync.WaitGroup
+		for _, tc := range tcs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := run(tc, t.Logf); err != nil {
+					t.Errorf("%s: %v", tc.name, err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
 	var rows []string
 	for _, name := range order {
 		if r, ok := results[name]; ok {

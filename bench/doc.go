@@ -14,6 +14,20 @@
 //   - groupbench (`weir bench groups`): offset commit throughput and
 //     rebalance time against weir and kfake.
 //
+// The measurements taken before the replicated cluster was designed run as
+// tests (`go test ./bench/<pkg> -run X -v`, short by default, the recorded
+// counts with WEIR_MEASURE_FULL=1; figures in docs/measurements.md):
+//
+//   - membership: the candidate memberlist timing profiles (fast, relaxed)
+//     and how long each takes to declare a SIGKILLed or SIGSTOPped node
+//     dead, idle and under load.
+//   - remotert: the cost of a protoactor remote round trip for a small
+//     control message, in one process and between two.
+//   - failover: what franz-go and librdkafka at their defaults do while a
+//     partition leader moves (NOT_LEADER_OR_FOLLOWER with and without the
+//     KIP-951 hint, a refused connection, LEADER_NOT_AVAILABLE).
+//   - dist: the min/median/p99/max summary they share.
+//
 // brokerbench and groupbench start `weir serve` child processes in their
 // own process groups and kill them when done; tests drive everything
 // through internal/harness.

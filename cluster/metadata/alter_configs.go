@@ -110,14 +110,22 @@ func checkBrokerResource(name string, node int32) error {
 // replacedOverrides is AlterConfigs' change of a topic's overrides: the
 // request's configs replace them all.
 func replacedOverrides(cs []ConfigChange) (map[string]string, error) {
-	out := make(map[string]string, len(cs))
+	return nonNullConfigs(len(cs), func(i int) (string, *string) { return cs[i].Name, cs[i].Value })
+}
+
+// nonNullConfigs collects n configs, config(i) giving the name and value
+// of the i-th, into a map (the last of a repeated name wins); a null value
+// is refused as Kafka refuses it for topic configs.
+func nonNullConfigs(n int, config func(i int) (string, *string)) (map[string]string, error) {
+	out := make(map[string]string, n)
 	var nulls []string
-	for _, c := range cs {
-		if c.Value == nil {
-			nulls = append(nulls, c.Name)
+	for i := range n {
+		name, value := config(i)
+		if value == nil {
+			nulls = append(nulls, name)
 			continue
 		}
-		out[c.Name] = *c.Value
+		out[name] = *value
 	}
 	if len(nulls) > 0 {
 		return nil, apiErr(kerr.InvalidConfig, "Null value not supported for topic configs: %s", strings.Join(nulls, ","))

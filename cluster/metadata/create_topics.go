@@ -3,7 +3,6 @@ package metadata
 import (
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -138,17 +137,9 @@ func (c *Controller) createTopicRecords(img *Image, t CreatableTopic) ([]Record,
 // requestedTopicConfigs collects a request's topic configs (the last of a
 // repeated name wins) and validates them.
 func requestedTopicConfigs(cs []ConfigValue) (map[string]string, error) {
-	out := make(map[string]string, len(cs))
-	var nulls []string
-	for _, c := range cs {
-		if c.Value == nil {
-			nulls = append(nulls, c.Name)
-			continue
-		}
-		out[c.Name] = *c.Value
-	}
-	if len(nulls) > 0 {
-		return nil, apiErr(kerr.InvalidConfig, "Null value not supported for topic configs: %s", strings.Join(nulls, ","))
+	out, err := nonNullConfigs(len(cs), func(i int) (string, *string) { return cs[i].Name, cs[i].Value })
+	if err != nil {
+		return nil, err
 	}
 	if err := config.ValidateTopicConfigs(out); err != nil {
 		return nil, err

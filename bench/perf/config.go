@@ -88,8 +88,8 @@ func ParseCompression(s string) (Compression, error) {
 	return "", invalidf("compression %q, want one of none, gzip, snappy, lz4, zstd", s)
 }
 
-// codec returns the kgo codec of c.
-func (c Compression) codec() kgo.CompressionCodec {
+// Codec returns the kgo codec of c.
+func (c Compression) Codec() kgo.CompressionCodec {
 	switch c {
 	case CompressionGzip:
 		return kgo.GzipCompression()
@@ -204,7 +204,7 @@ func (c ProducerConfig) clientOpts() []kgo.Opt {
 		kgo.AllowAutoTopicCreation(), // as the Java producer's metadata requests
 		kgo.ProducerLinger(c.Linger),
 		kgo.ProducerBatchMaxBytes(c.BatchBytes),
-		kgo.ProducerBatchCompression(c.Compression.codec()),
+		kgo.ProducerBatchCompression(c.Compression.Codec()),
 	}
 	switch c.Acks {
 	case AcksNone:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/weirmq/weir/bench/perf"
 	"github.com/weirmq/weir/internal/cli"
 )
 
@@ -257,29 +258,28 @@ func (f *produceFlags) clientOpts() ([]kgo.Opt, error) {
 // --timeout, but at least the second the client insists on.
 func (f *produceFlags) deliveryTimeout() time.Duration { return max(f.conn.Timeout(), time.Second) }
 
-// ackOpts returns the client options of --acks: all is idempotent (the
-// client's and Kafka's default), 1 and 0 are not (idempotence needs all).
-func ackOpts(acks string) ([]kgo.Opt, error) {
+// ackOpts returns the client options of --acks, read as Kafka's clients
+// read acks (perf.ParseAcks): all is idempotent (the client's and Kafka's
+// default), 1 and 0 are not (idempotence needs all).
+func ackOpts(s string) ([]kgo.Opt, error) {
+	acks, err := perf.ParseAcks(s)
+	if err != nil {
+		return nil, fmt.Errorf("--%w", err)
+	}
 	switch acks {
-	case "all", "-1":
-		return []kgo.Opt{kgo.RequiredAcks(kgo.AllISRAcks())}, nil
-	case "1":
+	case perf.AcksLeader:
 		return []kgo.Opt{kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite()}, nil
-	case "0":
+	case perf.AcksNone:
 		return []kgo.Opt{kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite()}, nil
 	}
-	return nil, fmt.Errorf("--acks %q, want all, -1, 1 or 0", acks)
+	return []kgo.Opt{kgo.RequiredAcks(kgo.AllISRAcks())}, nil
 }
 
 // compressionOpt returns the client option of --compression.
 func compressionOpt(name string) (kgo.Opt, error) {
-	codecs := map[string]kgo.CompressionCodec{
-		"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
-		"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
+	c, err := perf.ParseCompression(name)
+	if err != nil {
+		return nil, fmt.Errorf("--%w", err)
 	}
-	c, ok := codecs[name]
-	if !ok {
-		return nil, fmt.Errorf("--compression %q, want none, gzip, snappy, lz4 or zstd", name)
-	}
-	return kgo.ProducerBatchCompression(c), nil
+	return kgo.ProducerBatchCompression(c.Codec()), nil
 }

@@ -72,9 +72,6 @@ func runDumpLog(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
-	if err := format.Check(); err != nil {
-		return err
-	}
 	out := bufio.NewWriter(stdout)
 	if format.JSON() {
 		d.sink = &dumpJSON{out: out}

@@ -64,13 +64,7 @@ func runGroupsList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	conn := cli.AddConnFlags(fs)
 	out := cli.AddFormatFlag(fs)
 	stateFlag := fs.String("state", "", "only groups in these states (comma-separated: "+strings.Join(groupStates, ", ")+"); prints a STATE column")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
-		return err
-	}
-	if err := out.Check(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	var states []string
@@ -200,13 +194,7 @@ func runGroupsDelete(ctx context.Context, args []string, stdout, stderr io.Write
 	conn := cli.AddConnFlags(fs)
 	sel := addGroupSelection(fs, "delete")
 	out := cli.AddFormatFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
-		return err
-	}
-	if err := out.Check(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if err := sel.check(); err != nil {

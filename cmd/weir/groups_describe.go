@@ -40,13 +40,7 @@ func runGroupsDescribe(ctx context.Context, args []string, stdout, stderr io.Wri
 	members := fs.Bool("members", false, "print the members: CONSUMER-ID HOST CLIENT-ID #PARTITIONS")
 	verbose := fs.Bool("verbose", false, "with --members, add each member's ASSIGNMENT")
 	state := fs.Bool("state", false, "print the coordinator, assignment strategy, state and member count")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
-		return err
-	}
-	if err := out.Check(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	view := viewOffsets

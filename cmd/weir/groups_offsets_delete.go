@@ -39,13 +39,7 @@ func runGroupsDeleteOffsets(ctx context.Context, args []string, stdout, stderr i
 	group := fs.String("group", "", "the group whose offsets to delete (required; one group)")
 	var topics topicSelections
 	fs.Var(&topics, "topic", "a topic `T` (all its partitions) or T:0,1,2 whose offsets to delete (required); repeat for several")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := fs.NoArgs(); err != nil {
-		return err
-	}
-	if err := out.Check(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return err
 	}
 	switch {

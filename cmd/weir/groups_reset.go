@@ -103,13 +103,7 @@ func parseResetFlags(name string, args []string, stderr io.Writer, now time.Time
 	fs.BoolVar(&f.execute, "execute", false, "commit the new offsets; without it only the plan is printed")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan only (the default)")
 	fs.BoolVar(&f.export, "export", false, "print the plan as CSV lines --from-file reads, instead of a table")
-	if err := fs.Parse(args); err != nil {
-		return f, conn, err
-	}
-	if err := fs.NoArgs(); err != nil {
-		return f, conn, err
-	}
-	if err := f.out.Check(); err != nil {
+	if err := fs.ParseNoArgs(args); err != nil {
 		return f, conn, err
 	}
 	var scenarios []resetSpec

@@ -37,10 +37,6 @@ func (o *Output) check() error {
 	return o.fs.UsageError(err)
 }
 
-// Check returns a usage error if --format names no known format. Parse
-// already checks it; Check is for an Output whose value was set otherwise.
-func (o *Output) Check() error { return o.check() }
-
 // JSON reports whether --format json was asked for.
 func (o *Output) JSON() bool { return *o.format == "json" }
 

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -83,6 +85,27 @@ func (b *Broker) AdvertisedListeners() []string {
 
 // Voters returns controller.quorum.voters; empty means this node alone.
 func (b *Broker) Voters() []string { return b.List("controller.quorum.voters") }
+
+// VoterIDs returns the node ids of controller.quorum.voters, ascending,
+// or nil when it is empty. Each entry is an id, or Kafka's id@host:port
+// (the address is ignored: nodes find each other by gossip). A bad or
+// repeated id is an error naming it.
+func (b *Broker) VoterIDs() ([]int32, error) {
+	var ids []int32
+	for _, v := range b.Voters() {
+		id, _, _ := strings.Cut(v, "@")
+		n, err := strconv.ParseInt(strings.TrimSpace(id), 10, 32)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("controller.quorum.voters: %q is not a node id (want 1,2,3 or 1@host:port,...)", v)
+		}
+		if slices.Contains(ids, int32(n)) {
+			return nil, fmt.Errorf("controller.quorum.voters: node %d is listed twice", n)
+		}
+		ids = append(ids, int32(n))
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
 
 // DefaultReplicationFactor returns default.replication.factor, or
 // min(3, voters) when it is unset.

@@ -23,6 +23,13 @@ type serveFlags struct {
 	advertise  string
 	nodeID     string
 	logLevel   string
+	// the replicated cluster
+	gossipAddr    string
+	join          string
+	voters        string
+	rack          string
+	remoteAddr    string
+	gossipProfile string
 }
 
 // runServe runs one broker until ctx is cancelled (SIGTERM, SIGINT), then
@@ -36,6 +43,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.listen, "listen", "", "Kafka listener `host:port` (listeners; default 127.0.0.1:9092)")
 	fs.StringVar(&f.advertise, "advertise", "", "`host:port` clients are told to connect to (advertised.listeners; default the listener)")
 	fs.StringVar(&f.nodeID, "node-id", "", "this node's `id` (node.id; default 1)")
+	fs.StringVar(&f.gossipAddr, "gossip-addr", "", "gossip `host:port` (gossip.listener); set, the node joins a cluster")
+	fs.StringVar(&f.join, "join", "", "gossip `addresses` of nodes to join, comma-separated (gossip.join); may list this node and nodes not up yet")
+	fs.StringVar(&f.voters, "voters", "", "node `ids` of the metadata quorum's voters, as 1,2,3 (controller.quorum.voters)")
+	fs.StringVar(&f.rack, "rack", "", "this broker's `rack` (broker.rack)")
+	fs.StringVar(&f.remoteAddr, "remote-addr", "", "actor remote `host:port` for messages between nodes (remote.listener; default the gossip host, a free port)")
+	fs.StringVar(&f.gossipProfile, "gossip-profile", "", "failure detection `profile`: fast, relaxed or lan (gossip.profile; default fast)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -90,6 +103,12 @@ func serveConfig(f serveFlags) (*config.Broker, error) {
 		{"listeners", listener(f.listen)},
 		{"advertised.listeners", listener(f.advertise)},
 		{"node.id", f.nodeID},
+		{"gossip.listener", f.gossipAddr},
+		{"gossip.join", f.join},
+		{"controller.quorum.voters", f.voters},
+		{"broker.rack", f.rack},
+		{"remote.listener", f.remoteAddr},
+		{"gossip.profile", f.gossipProfile},
 	}
 	for _, o := range overrides {
 		if o.value == "" {

@@ -21,23 +21,34 @@ var ErrNodeFailed = errors.New("cluster: metadata actor failed")
 // settled is a batch whose outcome is known, to be answered once the image
 // that holds it has been reconciled.
 type settled struct {
-	done func(err error)
-	err  error
+	done  func(index int64, err error)
+	index int64
+	err   error
 }
 
-// metadataActor owns the quorum node (see the package doc): proposals,
-// raft ticks and Ready handling, the start-up sequence, elections, and the
+// metadataActor owns the quorum node (see the package doc): raft ticks,
+// messages and Ready handling, the routing of controller requests
+// (routing.go), the controller's decisions and duties while this node
+// leads the quorum (controller_duties.go), the node's own duties as a
+// broker (broker_duties.go: registration, heartbeats, elections), and the
 // reconciliation of partition actors with every applied image.
 type metadataActor struct {
-	n   *Node
-	q   *quorum.Node
-	log *slog.Logger
+	n    *Node
+	q    *quorum.Node
+	log  *slog.Logger
+	self *actor.PID
+	// remote reaches the other nodes' metadata actors; nil for a single
+	// node without gossip.
+	remote *transport.Transport
+	peers  peerBook
+	// born is when the actor was made: controller time (sessions) counts
+	// from it on the monotonic clock.
+	born time.Time
 
 	applied  *metadata.Image // the last image reconciled and published
 	spec     *metadata.Image // applied plus the proposals in flight
 	inflight int
 	settled  []settled
-	queued   []*controllerRequest // requests that arrived before this node led
 	failed   error
 	// controller decides the requests (validation and placement).
 	controller metadata.Controller
@@ -50,41 +61,67 @@ type metadataActor struct {
 	// before the start were set aside (replicaSet.removeStrays).
 	straysRemoved bool
 
-	// start-up sequence and elections
-	stepInFlight bool  // an internal proposal is in flight
-	epoch        int64 // this process's broker epoch once registered
-	pendingEpoch int64
-	incarnation  metadata.UUID
-	ready        bool
+	// routing (routing.go)
+	ticks     int64
+	routes    map[uint64]*route
+	nextRoute uint64
+	parked    []parkedAnswer
+
+	ctl   controllerState // controller_duties.go
+	duty  brokerState     // broker_duties.go
+	ready bool
+	// incarnation identifies this process in its registration.
+	incarnation metadata.UUID
 }
 
-func newMetadataActor(n *Node, q *quorum.Node) *metadataActor {
-	var inc metadata.UUID
-	for inc.IsZero() {
-		_, _ = rand.Read(inc[:])
-	}
+func newMetadataActor(n *Node, q *quorum.Node, remote *transport.Transport) *metadataActor {
 	img := q.Image()
-	return &metadataActor{n: n, q: q, log: n.log, applied: img, spec: img, incarnation: inc,
+	a := &metadataActor{n: n, q: q, log: n.log, remote: remote, applied: img, spec: img, incarnation: n.incarnation,
+		born: time.Now(), routes: map[uint64]*route{}, peers: peerBook{}, duty: newBrokerState(),
 		controller: metadata.Controller{Config: n.cfg.Broker, Rand: rand.Reader}}
+	if n.clustered {
+		a.controller.Sessions = metadata.NewSessions(n.cfg.Broker.Int("broker.session.timeout.ms"),
+			n.cfg.Broker.Int("broker.heartbeat.interval.ms"))
+	}
+	return a
 }
 
 // Receive handles one message.
 func (a *metadataActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.self = ctx.Self()
 	case *startMetadata:
 		a.handleReady()
 	case *tickMetadata:
 		if a.failed == nil {
+			a.ticks++
 			a.q.Tick()
 			if !a.stall.stalled || a.stall.tick() {
 				a.handleReady()
 			}
 		}
+	case *raftMessage:
+		a.onRaft(m)
 	case *controllerRequest:
-		a.request(m)
+		reply := m.ReplyTo
+		id := m.ID
+		a.submit(m.Request, func(res metadata.Result) {
+			a.n.system.Root.Send(reply, &controllerReply{ID: id, Result: res})
+		})
 		if !a.stall.stalled { // while stalled only the tick retries
 			a.handleReady()
 		}
+	case *submitted:
+		a.submit(m.req, m.done)
+		a.handleReady()
+	case *forwardedRequest:
+		a.onForwarded(ctx, m)
+		a.handleReady()
+	case *forwardedAnswer:
+		a.onAnswer(m)
+	case *memberChanged:
+		a.onMember(m.event)
 	case *describeQuorum:
 		m.reply(quorumStatus(a.q.Status(), a.n.MetadataHealth(), a.n))
 	case *actor.Stopping:
@@ -92,67 +129,76 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 	}
 }
 
-// request decides one controller request against the latest image and
+// nowMs is the controller's clock: milliseconds since the actor was made,
+// on the monotonic clock.
+func (a *metadataActor) nowMs() int64 { return time.Since(a.born).Milliseconds() }
+
+// decide decides one controller request against the latest image and
 // proposes its records as one batch, or answers at once: a request that
 // only validates, or changes nothing, or that the controller cannot take
-// now (failed, stalled: every item gets the error). Requests wait while
-// this node does not lead the quorum.
-func (a *metadataActor) request(m *controllerRequest) {
+// now (failed, stalled: every item gets the error). This node leads the
+// quorum. done gets the result and the metadata offset an image must reach
+// to hold it.
+func (a *metadataActor) decide(req metadata.Request, done func(metadata.Result, int64)) {
 	if a.failed != nil {
-		a.answer(m, m.Request.Refused(metadata.ErrorOf(a.failed)))
+		done(req.Refused(metadata.ErrorOf(a.failed)), a.applied.Offset())
 		return
 	}
-	if !a.q.IsLeader() {
-		a.queued = append(a.queued, m)
-		return
-	}
-	res, recs := a.controller.Evaluate(a.spec, m.Request)
+	a.stampNow(req)
+	res, recs := a.controller.Evaluate(a.spec, req)
 	if len(recs) == 0 {
 		// Nothing to write (validate_only, or every item refused): the
 		// answer needs no write, so a stall does not delay it.
-		a.answer(m, res)
+		done(res, a.applied.Offset())
 		return
 	}
 	if a.stall.stalled {
-		a.answer(m, m.Request.Refused(metadata.ErrorOf(a.stallErr)))
+		done(req.Refused(metadata.ErrorOf(a.stallErr)), a.applied.Offset())
 		return
 	}
-	a.propose(recs, func(err error) {
+	a.propose(recs, func(index int64, err error) {
 		if err != nil {
 			res.Fail(metadata.ErrorOf(err))
 		}
-		a.answer(m, res)
+		done(res, max(index, a.applied.Offset()))
 	})
 }
 
-// answer sends a request's result to the node that asked.
-func (a *metadataActor) answer(m *controllerRequest, res metadata.Result) {
-	a.n.system.Root.Send(m.ReplyTo, &controllerReply{ID: m.ID, Result: res})
+// stampNow sets the controller's clock on the requests that carry it: the
+// sessions are the controller's, so the sender's clock is never used.
+func (a *metadataActor) stampNow(req metadata.Request) {
+	switch r := req.(type) {
+	case *metadata.RegisterBrokerRequest:
+		r.NowMs = a.nowMs()
+	case *metadata.BrokerHeartbeatRequest:
+		r.NowMs = a.nowMs()
+	}
 }
 
 // propose proposes recs, built against the speculative image, as one
-// batch; done runs in the actor with its outcome once it is settled and,
-// if applied, the image that holds it reconciled.
-func (a *metadataActor) propose(recs []metadata.Record, done func(error)) {
+// batch; done runs in the actor with its outcome (and the batch's offset
+// once applied) once it is settled and, if applied, the image that holds
+// it reconciled.
+func (a *metadataActor) propose(recs []metadata.Record, done func(index int64, err error)) {
 	// One operation is one raft entry: bounded so that it always fits the
 	// metadata log (Kafka's MAX_RECORDS_PER_USER_OP, and bytes). The
 	// controller's evaluation keeps to it; this is the backstop.
 	if err := metadata.CheckOp(recs); err != nil {
-		done(err)
+		done(-1, err)
 		return
 	}
 	// Apply to the speculative image first: a record that would not apply
 	// must never reach the log, where it would stop every node.
 	next, err := applyAll(a.spec, recs)
 	if err != nil {
-		done(err)
+		done(-1, err)
 		return
 	}
-	err = a.q.Propose(recs, func(_ uint64, err error) {
-		a.settled = append(a.settled, settled{done: done, err: err})
+	err = a.q.Propose(recs, func(index uint64, err error) {
+		a.settled = append(a.settled, settled{done: done, index: int64(index), err: err})
 	})
 	if err != nil {
-		done(fmt.Errorf("cluster: propose: %w", err))
+		done(-1, fmt.Errorf("cluster: propose: %w", err))
 		return
 	}
 	a.spec = next
@@ -171,19 +217,20 @@ func applyAll(img *metadata.Image, recs []metadata.Record) (*metadata.Image, err
 	return b.Image(), nil
 }
 
-// handleReady persists and applies what raft has ready, reconciles the
-// partition actors with a new image, publishes it, answers the proposals
-// it settled and moves the start-up sequence on.
+// handleReady persists and applies what raft has ready, sends raft's
+// messages, reconciles the partition actors with a new image, publishes
+// it, answers the proposals it settled and moves the duties on.
 func (a *metadataActor) handleReady() {
 	if a.failed != nil {
 		return
 	}
 	writable := true
 	for a.q.HasReady() {
-		// A single voter has no one to send to; the replicated cluster
-		// routes these messages to the other voters (also those returned
-		// with ErrStorageUnavailable).
-		if _, err := a.q.HandleReady(); err != nil {
+		msgs, err := a.q.HandleReady()
+		// Messages of Readys persisted before a failed write are still to
+		// be sent.
+		a.sendRaft(msgs)
+		if err != nil {
 			if !errors.Is(err, quorum.ErrStorageUnavailable) {
 				a.fail(err)
 				return
@@ -218,27 +265,22 @@ func (a *metadataActor) handleReady() {
 	a.settled = nil
 	for _, s := range done {
 		a.inflight--
-		s.done(s.err)
+		s.done(s.index, s.err)
 	}
 	if a.inflight <= 0 {
 		a.inflight = 0
 		a.spec = a.applied
 	}
+	a.releaseParked()
 	if a.stall.stalled {
 		return // no new proposals until the quorum writes again
 	}
-	if a.q.IsLeader() && len(a.queued) > 0 {
-		queued := a.queued
-		a.queued = nil
-		for _, m := range queued {
-			a.request(m)
-		}
-		if a.q.HasReady() {
-			a.handleReady()
-			return
-		}
+	a.rerouteStale()
+	a.controllerDuties()
+	a.brokerDuties()
+	if a.q.HasReady() {
+		a.handleReady()
 	}
-	a.advance()
 }
 
 // cannotWrite records a failed metadata write: the first of a stall is
@@ -274,101 +316,14 @@ func (a *metadataActor) fail(err error) {
 // failAll answers every waiting proposal and request with err.
 func (a *metadataActor) failAll(err error) {
 	for _, s := range a.settled {
-		s.done(err)
+		s.done(-1, err)
 	}
-	for _, m := range a.queued {
-		a.answer(m, m.Request.Refused(metadata.ErrorOf(err)))
+	for _, r := range sortedRoutes(a.routes) {
+		r.done(r.req.Refused(metadata.ErrorOf(err)))
 	}
-	a.settled, a.queued = nil, nil
+	for _, p := range a.parked {
+		p.done(p.res)
+	}
+	a.settled, a.routes, a.parked = nil, map[uint64]*route{}, nil
 }
 
-// internal proposes one step of the start-up sequence or an election,
-// built against the speculative image; the next step waits for its
-// outcome. (These steps become controller requests from other nodes with
-// the replicated cluster: RegisterBroker, Heartbeat, ElectLeader.)
-func (a *metadataActor) internal(what string, build func(*metadata.Image) ([]metadata.Record, error), applied func()) {
-	finish := func(err error) {
-		a.stepInFlight = false
-		if err != nil {
-			a.log.Warn("metadata proposal failed; retrying", "step", what, "err", err)
-			return
-		}
-		if applied != nil {
-			applied()
-		}
-	}
-	recs, err := build(a.spec)
-	if err != nil || len(recs) == 0 {
-		finish(err)
-		return
-	}
-	a.stepInFlight = true
-	a.propose(recs, finish)
-}
-
-// advance takes the next step of the start-up sequence, then keeps
-// electing this node for leaderless partitions it may lead.
-func (a *metadataActor) advance() {
-	if a.failed != nil || a.stepInFlight || !a.q.IsLeader() {
-		return
-	}
-	img := a.applied
-	br, registered := img.Broker(a.n.id)
-	switch {
-	case img.ClusterID() == "":
-		a.internal("create cluster", createClusterRecords, nil)
-	case a.epoch == 0 || !registered || br.Epoch != a.epoch:
-		if a.epoch != 0 {
-			// Our registration was replaced: another process with our id.
-			a.fail(fmt.Errorf("registration of node %d epoch %d replaced by epoch %d", a.n.id, a.epoch, br.Epoch))
-			return
-		}
-		a.internal("register broker", a.registerRecords, func() {
-			a.epoch = a.pendingEpoch
-			a.n.brokerEpoch.Store(a.epoch)
-		})
-	case br.Fenced:
-		a.internal("unfence broker", func(*metadata.Image) ([]metadata.Record, error) {
-			return []metadata.Record{metadata.BrokerUnfencedRecord{NodeID: a.n.id, BrokerEpoch: a.epoch}}, nil
-		}, nil)
-	default:
-		if recs := electionRecords(img, a.n.id, a.epoch); len(recs) > 0 {
-			a.internal("elect leaders", func(img *metadata.Image) ([]metadata.Record, error) {
-				return electionRecords(img, a.n.id, a.epoch), nil
-			}, nil)
-			return
-		}
-		if !a.ready {
-			a.ready = true
-			a.n.signalReady(nil)
-		}
-	}
-}
-
-// createClusterRecords names a new cluster with a random id.
-func createClusterRecords(img *metadata.Image) ([]metadata.Record, error) {
-	if img.ClusterID() != "" {
-		return nil, nil
-	}
-	var id metadata.UUID
-	for id.IsZero() {
-		_, _ = rand.Read(id[:])
-	}
-	return []metadata.Record{metadata.ClusterCreatedRecord{ClusterID: id.String()}}, nil
-}
-
-// registerRecords registers this process with the advertised listener.
-func (a *metadataActor) registerRecords(img *metadata.Image) ([]metadata.Record, error) {
-	recs, epoch, err := metadata.RegisterBrokerRecords(img, metadata.BrokerRegistrationRecord{
-		NodeID:        a.n.id,
-		IncarnationID: a.incarnation,
-		Host:          a.n.advertisedHost,
-		Port:          a.n.advertisedPort,
-		Rack:          a.n.rack,
-	})
-	if err != nil {
-		return nil, err
-	}
-	a.pendingEpoch = epoch
-	return recs, nil
-}

@@ -16,8 +16,10 @@ import (
 	"github.com/weirmq/weir/actors/group"
 	"github.com/weirmq/weir/actors/partition"
 	"github.com/weirmq/weir/cluster/config"
+	"github.com/weirmq/weir/cluster/membership"
 	"github.com/weirmq/weir/cluster/metadata"
 	"github.com/weirmq/weir/cluster/quorum"
+	"github.com/weirmq/weir/cluster/transport"
 	"github.com/weirmq/weir/log"
 	"github.com/weirmq/weir/wire"
 )
@@ -58,6 +60,21 @@ type Node struct {
 	// (producer_ids.go).
 	producerIDs producerIDs
 
+	// The replicated cluster (cluster_start.go): clustered is set when
+	// gossip.listener is; voters are controller.quorum.voters.
+	clustered   bool
+	voters      []int32
+	incarnation metadata.UUID
+	remote      *transport.Transport
+	members     *membership.Members
+	born        time.Time
+	// leaseFrom is when the last heartbeat the controller answered was
+	// sent, as time since born (monotonic); see LeaseValid.
+	leaseFrom atomic.Int64
+	// duplicate is the controller's message when it refused this
+	// process's registration as a duplicate of a live one.
+	duplicate atomic.Pointer[string]
+
 	tickerStop chan struct{}
 	tickerDone chan struct{}
 	stopOnce   sync.Once
@@ -79,7 +96,7 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	n := &Node{
-		cfg: cfg, system: system, id: cfg.Broker.NodeID(),
+		cfg: cfg, system: system, id: cfg.Broker.NodeID(), born: time.Now(),
 		ready: make(chan error, 1), tickerStop: make(chan struct{}), tickerDone: make(chan struct{}),
 	}
 	n.log = cfg.Logger.With("node", n.id)
@@ -127,28 +144,46 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("cluster: open data directory: %w", err)
 	}
 	undo = append(undo, func() { _ = n.logs.Close() })
-	st, err := quorum.OpenStorage(n.logs, cfg.FS, []int32{n.id})
+	if err := n.planCluster(); err != nil {
+		return nil, err
+	}
+	if n.clustered {
+		if err := n.startTransport(); err != nil {
+			return nil, err
+		}
+		undo = append(undo, n.remote.Stop)
+	}
+	st, err := quorum.OpenStorage(n.logs, cfg.FS, n.voters)
 	if err != nil {
 		return nil, err
 	}
-	qcfg := quorum.DefaultConfig(n.id)
-	q, err := quorum.NewNode(qcfg, st)
+	q, err := quorum.NewNode(n.quorumConfig(), st)
 	if err != nil {
 		return nil, err
 	}
 	n.image.Store(q.Image())
 	n.replicas = newReplicaSet(system, n.logs, cfg.Broker, n.id, cfg.Now, n.log)
-	undo = append(undo, n.replicas.stopAll)
+	n.replicas.isr = newISRChanges()
+	n.replicas.fetchers = newFetcherSet(system, n.id, cfg.Broker, n.Image, n.log)
+	undo = append(undo, n.replicas.stopAll, n.replicas.fetchers.stop)
 	if n.groups, err = n.startCoordinators(); err != nil {
 		return nil, err
 	}
 	n.replicas.coords = n.groups
 	undo = append(undo, func() { _ = n.groups.stop() })
 
-	ma := newMetadataActor(n, q)
-	n.meta = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return ma }))
+	ma := newMetadataActor(n, q, n.remote)
+	if n.meta, err = n.spawnMetadata(ma); err != nil {
+		return nil, err
+	}
 	undo = append(undo, func() { _ = system.Root.StopFuture(n.meta).Wait() })
 	system.Root.Send(n.meta, &startMetadata{})
+	if n.clustered {
+		if err := n.startMembership(); err != nil {
+			return nil, err
+		}
+		undo = append(undo, func() { _ = n.members.Stop() })
+	}
 	go n.tick()
 	undo = append(undo, n.stopTicker)
 
@@ -158,6 +193,9 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 			return nil, err
 		}
 	case <-time.After(cfg.StartTimeout):
+		if msg := n.duplicate.Load(); msg != nil {
+			return nil, fmt.Errorf("cluster: node %d not started: another live process is registered as node %d (%s); stop it, or give this process another node.id", n.id, n.id, *msg)
+		}
 		return nil, fmt.Errorf("cluster: node %d not ready after %v", n.id, cfg.StartTimeout)
 	}
 
@@ -283,13 +321,23 @@ func (n *Node) Stop() error {
 			errs = append(errs, err)
 		}
 		n.stopTicker()
+		if n.members != nil {
+			// Announce the departure so the others need not wait for the
+			// failure detector.
+			_ = n.members.Leave(time.Second)
+			_ = n.members.Stop()
+		}
 		if err := n.groups.stop(); err != nil {
 			errs = append(errs, err)
 		}
 		if err := n.system.Root.StopFuture(n.meta).Wait(); err != nil {
 			errs = append(errs, fmt.Errorf("cluster: stopping metadata actor: %w", err))
 		}
+		n.replicas.fetchers.stop()
 		n.replicas.stopAll()
+		if n.remote != nil {
+			n.remote.Stop()
+		}
 		if err := n.logs.Close(); err != nil {
 			errs = append(errs, err)
 		}

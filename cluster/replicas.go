@@ -49,6 +49,11 @@ type replicaSet struct {
 	// coords hears about __consumer_offsets leadership (coordinators.go);
 	// set once before the first reconcile.
 	coords *coordinators
+	// fetchers copy the partitions this node follows from their leaders;
+	// isr collects its leaders' ISR proposals. Set once before the first
+	// reconcile.
+	fetchers *fetcherSet
+	isr      *isrChanges
 
 	mu sync.RWMutex
 	m  map[replicaKey]*replica
@@ -124,6 +129,7 @@ func (s *replicaSet) removeGone(img *metadata.Image, live map[replicaKey]bool) {
 	s.mu.Lock()
 	for k, r := range s.m {
 		if !live[k] {
+			s.fetchers.unfollow(k.topic, k.index)
 			if _, ok := img.Partition(k.topic, k.index); !ok {
 				r.deleted = true
 			}
@@ -243,7 +249,7 @@ func (s *replicaSet) reconcileOne(t *metadata.Topic, p metadata.Partition, overr
 			return err
 		}
 	}
-	s.lead(r, p)
+	s.lead(t, r, p)
 	return nil
 }
 
@@ -269,7 +275,9 @@ func (s *replicaSet) start(t *metadata.Topic, index int32, overrides map[string]
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", tp, err)
 	}
-	c := partition.Spawn(s.system, partition.ActorConfig{Log: l, Replica: rc, Now: s.now, Logger: s.log})
+	topicID := t.ID()
+	c := partition.Spawn(s.system, partition.ActorConfig{Log: l, Replica: rc, Now: s.now, Logger: s.log,
+		ProposeISR: func(ch partition.ISRChange) { s.isr.propose(topicID, index, ch) }})
 	return &replica{client: c, tp: tp, log: l, overrides: maps.Clone(overrides), leader: -2, leaderEpoch: -1, partitionEpoch: -1}, nil
 }
 
@@ -290,7 +298,7 @@ func (s *replicaSet) reconfigure(r *replica, overrides map[string]string) error 
 }
 
 // lead sends the partition's leadership to its actor when it changed.
-func (s *replicaSet) lead(r *replica, p metadata.Partition) {
+func (s *replicaSet) lead(t *metadata.Topic, r *replica, p metadata.Partition) {
 	if r.leader == p.Leader && r.leaderEpoch == p.LeaderEpoch && r.partitionEpoch == p.PartitionEpoch {
 		return
 	}
@@ -299,10 +307,17 @@ func (s *replicaSet) lead(r *replica, p metadata.Partition) {
 	// leadership (after the actor has been told).
 	defer s.coords.leadership(r.tp, r.client, p, s.node)
 	if p.Leader == s.node {
-		r.client.BecomeLeader(&partition.BecomeLeader{LeaderEpoch: p.LeaderEpoch, ISR: p.ISR})
+		s.fetchers.unfollow(t.ID(), p.Index)
+		r.client.BecomeLeader(&partition.BecomeLeader{LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+			ISR: p.ISR, Replicas: p.Replicas})
 		return
 	}
-	r.client.BecomeFollower(&partition.BecomeFollower{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch})
+	r.client.BecomeFollower(&partition.BecomeFollower{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch})
+	if p.HasLeader() {
+		s.fetchers.follow(t, p.Index, p.Leader, p.LeaderEpoch, r.client)
+	} else {
+		s.fetchers.unfollow(t.ID(), p.Index)
+	}
 }
 
 // configs resolves a topic's configs into the log's and the replica's.
@@ -340,6 +355,7 @@ func (s *replicaSet) configs(overrides map[string]string) (log.Config, partition
 	rc.GroupCommit = lc.FlushMessages == 1
 	rc.Compacted = lc.CleanupCompact
 	rc.ProducerIDExpirationMs = s.broker.Int("producer.id.expiration.ms")
+	rc.ReplicaLagTimeMaxMs = s.broker.Int("replica.lag.time.max.ms")
 	return lc, rc, nil
 }
 

@@ -1,0 +1,72 @@
+package cluster
+
+import (
+	"crypto/rand"
+
+	"github.com/weirmq/weir/cluster/metadata"
+)
+
+// controllerState is what the metadata actor keeps while, and about, this
+// node leading the quorum.
+type controllerState struct {
+	// term is the raft term this node last took up the controller's
+	// duties in: a new term resets the broker sessions.
+	term uint64
+	// creating and fencing are set while the cluster's creation or a
+	// fencing batch is in flight.
+	creating bool
+	fencing  bool
+}
+
+// controllerDuties runs the controller's own work while this node leads
+// the quorum: it names a new cluster, gives every broker a full session
+// when it takes over (it has no heartbeat history), and fences the brokers
+// whose sessions expired (docs/DESIGN.md "Brokers and fencing").
+func (a *metadataActor) controllerDuties() {
+	if a.failed != nil || !a.q.IsLeader() {
+		return
+	}
+	img := a.spec
+	if term := a.q.Term(); term != a.ctl.term {
+		a.ctl.term = term
+		if s := a.controller.Sessions; s != nil {
+			s.Reset(img, a.nowMs())
+		}
+	}
+	if img.ClusterID() == "" {
+		if !a.ctl.creating {
+			a.ctl.creating = true
+			a.propose(createClusterRecords(), func(_ int64, err error) {
+				a.ctl.creating = false
+				if err != nil {
+					a.log.Warn("creating the cluster failed; retrying", "err", err)
+				}
+			})
+		}
+		return
+	}
+	if a.controller.Sessions == nil || a.ctl.fencing {
+		return
+	}
+	fenced, recs := a.controller.FenceExpired(img, a.nowMs())
+	if len(recs) == 0 {
+		return
+	}
+	a.ctl.fencing = true
+	a.log.Warn("fencing brokers whose sessions expired", "brokers", fenced)
+	a.propose(recs, func(_ int64, err error) {
+		a.ctl.fencing = false
+		if err != nil {
+			a.log.Warn("fencing failed; retrying", "brokers", fenced, "err", err)
+		}
+	})
+}
+
+// createClusterRecords names a new cluster with a random id.
+func createClusterRecords() []metadata.Record {
+	var id metadata.UUID
+	for id.IsZero() {
+		_, _ = rand.Read(id[:])
+	}
+	return []metadata.Record{metadata.ClusterCreatedRecord{ClusterID: id.String()}}
+}

@@ -1,0 +1,291 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirmq/weir/cluster"
+	"github.com/weirmq/weir/cluster/config"
+	"github.com/weirmq/weir/cluster/metadata"
+	"github.com/weirmq/weir/internal/harness"
+)
+
+// Options shape a test cluster.
+type Options struct {
+	// Nodes is the number of nodes, ids 1..Nodes, all voters. Default 3.
+	Nodes int
+	// Configs are broker configs every node gets (over the harness's:
+	// gossip.profile=relaxed and the addresses).
+	Configs map[string]string
+	// Log, when set, receives every node's log lines (else discarded
+	// unless WEIR_TEST_LOG is set).
+	Log io.Writer
+}
+
+// Cluster is a running test cluster.
+type Cluster struct {
+	t     testing.TB
+	opts  Options
+	mu    sync.Mutex
+	nodes map[int32]*member
+	// gossip are the nodes' fixed gossip addresses (the join list).
+	gossip map[int32]string
+	kafka  map[int32]string
+}
+
+// member is one node's slot: its fixed addresses and data directory, and
+// the running node if up.
+type member struct {
+	id     int32
+	dir    string
+	node   *cluster.Node
+	system *actor.ActorSystem
+}
+
+// Start starts a cluster and waits until every node is ready; everything
+// is stopped when the test ends.
+func Start(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	if opts.Nodes == 0 {
+		opts.Nodes = 3
+	}
+	c := &Cluster{t: t, opts: opts, nodes: map[int32]*member{}, gossip: map[int32]string{}, kafka: map[int32]string{}}
+	ports := harness.FreePorts(t, 2*opts.Nodes)
+	for i := range opts.Nodes {
+		id := int32(i + 1)
+		c.gossip[id] = harness.Addr(ports[2*i])
+		c.kafka[id] = harness.Addr(ports[2*i+1])
+		c.nodes[id] = &member{id: id, dir: t.TempDir()}
+	}
+	t.Cleanup(c.StopAll)
+	// The nodes start together, as a cluster's processes do: each waits
+	// for a quorum of voters.
+	errs := make(chan error, opts.Nodes)
+	for id := range c.nodes {
+		go func() { errs <- c.start(id) }()
+	}
+	for range opts.Nodes {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// IDs returns the node ids, ascending.
+func (c *Cluster) IDs() []int32 {
+	ids := make([]int32, 0, len(c.nodes))
+	for i := range c.opts.Nodes {
+		ids = append(ids, int32(i+1))
+	}
+	return ids
+}
+
+// Node returns node id's running node, or nil while it is down.
+func (c *Cluster) Node(id int32) *cluster.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodes[id].node
+}
+
+// Bootstrap returns the Kafka addresses of the running nodes, for a
+// client's seed brokers.
+func (c *Cluster) Bootstrap() []string {
+	var out []string
+	for _, id := range c.IDs() {
+		if c.Node(id) != nil {
+			out = append(out, c.kafka[id])
+		}
+	}
+	return out
+}
+
+// KafkaAddr returns node id's Kafka listener address (fixed across restarts).
+func (c *Cluster) KafkaAddr(id int32) string { return c.kafka[id] }
+
+// Restart starts node id again on its data directory and waits until it
+// is ready.
+func (c *Cluster) Restart(id int32) {
+	c.t.Helper()
+	if err := c.start(id); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *Cluster) start(id int32) error {
+	m := c.nodes[id]
+	b := config.NewBroker()
+	voters := make([]string, 0, c.opts.Nodes)
+	joins := make([]string, 0, c.opts.Nodes)
+	for _, v := range c.IDs() {
+		voters = append(voters, strconv.Itoa(int(v)))
+		joins = append(joins, c.gossip[v])
+	}
+	props := map[string]string{
+		"node.id":                  strconv.Itoa(int(id)),
+		"log.dirs":                 m.dir,
+		"gossip.listener":          c.gossip[id],
+		"gossip.join":              strings.Join(joins, ","),
+		"gossip.profile":           "relaxed",
+		"controller.quorum.voters": strings.Join(voters, ","),
+		"remote.listener":          "127.0.0.1:0",
+	}
+	maps.Copy(props, c.opts.Configs)
+	for k, v := range props {
+		if err := b.Override(k, v); err != nil {
+			return fmt.Errorf("clustertest: node %d: %s: %w", id, k, err)
+		}
+	}
+	ln, err := listen(c.kafka[id])
+	if err != nil {
+		return fmt.Errorf("clustertest: node %d: %w", id, err)
+	}
+	cfg := cluster.NewConfig(b)
+	cfg.Listener = ln
+	cfg.Logger = c.logger(id)
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
+	n, err := cluster.StartNode(system, cfg)
+	if err != nil {
+		system.Shutdown()
+		return fmt.Errorf("clustertest: start node %d: %w", id, err)
+	}
+	c.mu.Lock()
+	m.node, m.system = n, system
+	c.mu.Unlock()
+	return nil
+}
+
+// listen binds addr, retrying briefly: a restarted node's port may still
+// be held by the connections of its previous run.
+func listen(addr string) (net.Listener, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || time.Now().After(deadline) {
+			return ln, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (c *Cluster) logger(id int32) *slog.Logger {
+	w := c.opts.Log
+	if w == nil && os.Getenv("WEIR_TEST_LOG") != "" {
+		w = os.Stderr
+	}
+	if w == nil {
+		w = io.Discard
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test_node", id)
+}
+
+// Stop stops node id gracefully (it leaves the gossip).
+func (c *Cluster) Stop(id int32) {
+	c.t.Helper()
+	c.mu.Lock()
+	m := c.nodes[id]
+	n, system := m.node, m.system
+	m.node, m.system = nil, nil
+	c.mu.Unlock()
+	if n == nil {
+		return
+	}
+	if err := n.Stop(); err != nil {
+		c.t.Errorf("stop node %d: %v", id, err)
+	}
+	system.Shutdown()
+}
+
+// StopAll stops every running node.
+func (c *Cluster) StopAll() {
+	for _, id := range c.IDs() {
+		c.Stop(id)
+	}
+}
+
+// WaitFor waits until cond holds, checking every 20 ms, for at most
+// timeout; it fails the test with what otherwise.
+func (c *Cluster) WaitFor(timeout time.Duration, what string, cond func() bool) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			c.t.Fatalf("clustertest: %s: not within %v", what, timeout)
+		case <-tick.C:
+		}
+	}
+}
+
+// Image returns the metadata image of a running node (the lowest id up).
+func (c *Cluster) Image() *metadata.Image {
+	for _, id := range c.IDs() {
+		if n := c.Node(id); n != nil {
+			return n.Image()
+		}
+	}
+	return nil
+}
+
+// WaitLeaders waits until every partition of topic has a leader that is
+// up, and every running node's image agrees.
+func (c *Cluster) WaitLeaders(topic string, timeout time.Duration) {
+	c.t.Helper()
+	c.WaitFor(timeout, "every partition of "+topic+" led by a live node", func() bool {
+		var first *metadata.Image
+		for _, id := range c.IDs() {
+			n := c.Node(id)
+			if n == nil {
+				continue
+			}
+			img := n.Image()
+			t, ok := img.Topic(topic)
+			if !ok {
+				return false
+			}
+			for i := range t.NumPartitions() {
+				p, _ := t.Partition(i)
+				if !p.HasLeader() || c.Node(p.Leader) == nil {
+					return false
+				}
+			}
+			if first == nil {
+				first = img
+			} else if tf, _ := first.Topic(topic); !samePartitions(tf, t) {
+				return false
+			}
+		}
+		return first != nil
+	})
+}
+
+func samePartitions(a, b *metadata.Topic) bool {
+	if a.NumPartitions() != b.NumPartitions() {
+		return false
+	}
+	for i := range a.NumPartitions() {
+		pa, _ := a.Partition(i)
+		pb, _ := b.Partition(i)
+		if pa.Leader != pb.Leader || pa.LeaderEpoch != pb.LeaderEpoch {
+			return false
+		}
+	}
+	return true
+}

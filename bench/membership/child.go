@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	gossip "github.com/weirmq/weir/cluster/membership"
 )
 
 // The environment of a re-executed child. childEnv selects the role.
@@ -56,9 +58,9 @@ func waitStdinEOF() {
 // runVictim joins the cluster named in the environment, says "ready" on
 // stdout, and stays a member until killed or until stdin closes.
 func runVictim() error {
-	p, ok := Profiles[os.Getenv(profileEnv)]
-	if !ok {
-		return fmt.Errorf("unknown profile %q", os.Getenv(profileEnv))
+	p, err := gossip.ProfileByName(os.Getenv(profileEnv))
+	if err != nil {
+		return err
 	}
 	ml, err := memberlist.Create(p.Config(os.Getenv(nameEnv), "127.0.0.1", 0, os.Stderr))
 	if err != nil {

@@ -1,10 +1,10 @@
-// Package membership holds weir's candidate memberlist timing profiles and
-// the measurement that chose them: how long hashicorp/memberlist takes to
-// declare dead a node whose process was SIGKILLed or frozen with SIGSTOP.
+// Package membership holds the measurement that chose weir's memberlist
+// timing profiles: how long hashicorp/memberlist takes to declare dead a
+// node whose process was SIGKILLed or frozen with SIGSTOP.
 //
-// The profiles (Fast, Relaxed and, for reference, LAN) are meant to move to
-// the cluster's membership code once it exists; until then they live here
-// beside the numbers that justify them (docs/measurements.md).
+// The profiles (Fast, Relaxed and, for reference, LAN) live in
+// cluster/membership; Profile, Fast, Relaxed and LAN here are the same
+// values, and the numbers that justify them are in docs/measurements.md.
 //
 // The measurement (Measure) runs two observer nodes inside the calling
 // process and the victim in a child process (the calling binary re-executed

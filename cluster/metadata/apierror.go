@@ -107,3 +107,29 @@ func ErrorOf(err error) APIError {
 
 // leaderNotAvailable is LEADER_NOT_AVAILABLE's code.
 var leaderNotAvailable = kerr.LeaderNotAvailable.Code
+
+// mapError maps err as the first row of rows it wraps says, with the
+// error's text less the sentinels' package prefixes: the table of one
+// kind of broker request (registration, heartbeats, elections, ISR
+// changes), whose codes differ from an admin request's. An APIError stays
+// as it is; an error no row names is mapped by ErrorOf.
+func mapError(err error, rows []errorRow) APIError {
+	if err == nil {
+		return APIError{}
+	}
+	if e, ok := errors.AsType[APIError](err); ok {
+		return e
+	}
+	for _, row := range rows {
+		if errors.Is(err, row.err) {
+			msg := err.Error()
+			for _, tables := range [][]errorRow{rows, adminErrors} {
+				for _, r := range tables {
+					msg = strings.ReplaceAll(msg, r.err.Error()+": ", "")
+				}
+			}
+			return APIError{Code: row.kafka.Code, Message: msg}
+		}
+	}
+	return ErrorOf(err)
+}

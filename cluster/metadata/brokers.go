@@ -20,14 +20,22 @@ type Broker struct {
 	Rack string
 	// Fenced brokers lead nothing, join no ISR and serve nothing.
 	Fenced bool
+	// RegisteredAt is the log offset of the registration record: a broker
+	// that has applied the log up to it has caught up enough to be
+	// unfenced (Kafka's registerBrokerRecordOffset). It is a fact of the
+	// log, kept across snapshots (BrokerRegistrationRecord.RegisteredBefore).
+	RegisteredAt int64
 }
 
 // Addr returns the advertised Kafka listener as "host:port".
 func (b Broker) Addr() string { return hostPort(b.Host, b.Port) }
 
-func (b *Builder) applyBrokerRegistration(r BrokerRegistrationRecord) error {
+func (b *Builder) applyBrokerRegistration(r BrokerRegistrationRecord, offset int64) error {
 	if err := validateRegistration(r); err != nil {
 		return err
+	}
+	if r.RegisteredBefore < 0 || r.RegisteredBefore > max(offset, 0) {
+		return invalid("registered %d offsets before offset %d", r.RegisteredBefore, offset)
 	}
 	if old, ok := b.img.brokers.get(r.NodeID); ok && r.BrokerEpoch <= old.Epoch {
 		return fmt.Errorf("%w: epoch %d is not above the current epoch %d of node %d",
@@ -42,6 +50,7 @@ func (b *Builder) applyBrokerRegistration(r BrokerRegistrationRecord) error {
 		ActorAddress:  r.ActorAddress,
 		Rack:          r.Rack,
 		Fenced:        true,
+		RegisteredAt:  max(offset, 0) - r.RegisteredBefore,
 	})
 	return nil
 }

@@ -65,7 +65,7 @@ func (b *Builder) apply(rec Record, offset int64) error {
 	case ControllerChangedRecord:
 		return b.applyControllerChanged(r)
 	case BrokerRegistrationRecord:
-		return b.applyBrokerRegistration(r)
+		return b.applyBrokerRegistration(r, offset)
 	case BrokerFencedRecord:
 		return b.applyBrokerFenced(r.NodeID, r.BrokerEpoch, true)
 	case BrokerUnfencedRecord:

@@ -15,28 +15,58 @@ import (
 // struct as a msgpack array of its fields in declaration order
 // (msgpack's as_array). Adding, removing or retyping a field needs a new
 // version; the decoder keeps reading every older version it lists.
+//
+// Versions past 0: BrokerRegistration 1 added RegisteredBefore.
 
 // recordCodec describes how to read one record type.
 type recordCodec struct {
 	name    string
 	version uint8 // the version EncodeRecord writes and DecodeRecord reads
 	decode  func(*msgpack.Decoder) (Record, error)
+	// older reads the earlier versions DecodeRecord still accepts.
+	older map[uint8]func(*msgpack.Decoder) (Record, error)
 }
 
 // recordCodecs is the closed table of record types, indexed by tag.
 var recordCodecs = map[recordType]recordCodec{
-	typeClusterCreated:     {"ClusterCreated", 0, decodeAs[ClusterCreatedRecord]},
-	typeControllerChanged:  {"ControllerChanged", 0, decodeAs[ControllerChangedRecord]},
-	typeBrokerRegistration: {"BrokerRegistration", 0, decodeAs[BrokerRegistrationRecord]},
-	typeBrokerFenced:       {"BrokerFenced", 0, decodeAs[BrokerFencedRecord]},
-	typeBrokerUnfenced:     {"BrokerUnfenced", 0, decodeAs[BrokerUnfencedRecord]},
-	typeBrokerUnregistered: {"BrokerUnregistered", 0, decodeAs[BrokerUnregisteredRecord]},
-	typeTopic:              {"Topic", 0, decodeAs[TopicRecord]},
-	typeTopicRemoved:       {"TopicRemoved", 0, decodeAs[TopicRemovedRecord]},
-	typeConfig:             {"Config", 0, decodeAs[ConfigRecord]},
-	typePartition:          {"Partition", 0, decodeAs[PartitionRecord]},
-	typePartitionChange:    {"PartitionChange", 0, decodeAs[PartitionChangeRecord]},
-	typeProducerIDsBlock:   {"ProducerIDsBlock", 0, decodeAs[ProducerIDsBlockRecord]},
+	typeClusterCreated:     {"ClusterCreated", 0, decodeAs[ClusterCreatedRecord], nil},
+	typeControllerChanged:  {"ControllerChanged", 0, decodeAs[ControllerChangedRecord], nil},
+	typeBrokerRegistration: {"BrokerRegistration", 1, decodeAs[BrokerRegistrationRecord], olderBrokerRegistrations},
+	typeBrokerFenced:       {"BrokerFenced", 0, decodeAs[BrokerFencedRecord], nil},
+	typeBrokerUnfenced:     {"BrokerUnfenced", 0, decodeAs[BrokerUnfencedRecord], nil},
+	typeBrokerUnregistered: {"BrokerUnregistered", 0, decodeAs[BrokerUnregisteredRecord], nil},
+	typeTopic:              {"Topic", 0, decodeAs[TopicRecord], nil},
+	typeTopicRemoved:       {"TopicRemoved", 0, decodeAs[TopicRemovedRecord], nil},
+	typeConfig:             {"Config", 0, decodeAs[ConfigRecord], nil},
+	typePartition:          {"Partition", 0, decodeAs[PartitionRecord], nil},
+	typePartitionChange:    {"PartitionChange", 0, decodeAs[PartitionChangeRecord], nil},
+	typeProducerIDsBlock:   {"ProducerIDsBlock", 0, decodeAs[ProducerIDsBlockRecord], nil},
+}
+
+// olderBrokerRegistrations reads the versions of BrokerRegistrationRecord
+// before the current one.
+var olderBrokerRegistrations = map[uint8]func(*msgpack.Decoder) (Record, error){0: decodeBrokerRegistrationV0}
+
+// brokerRegistrationV0 is BrokerRegistrationRecord as version 0 wrote it,
+// without RegisteredBefore.
+type brokerRegistrationV0 struct {
+	_msgpack      struct{} `msgpack:",as_array"`
+	NodeID        int32
+	BrokerEpoch   int64
+	IncarnationID UUID
+	Host          string
+	Port          int32
+	ActorAddress  string
+	Rack          string
+}
+
+func decodeBrokerRegistrationV0(d *msgpack.Decoder) (Record, error) {
+	var v brokerRegistrationV0
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return BrokerRegistrationRecord{NodeID: v.NodeID, BrokerEpoch: v.BrokerEpoch, IncarnationID: v.IncarnationID,
+		Host: v.Host, Port: v.Port, ActorAddress: v.ActorAddress, Rack: v.Rack}, nil
 }
 
 func decodeAs[T Record](d *msgpack.Decoder) (Record, error) {
@@ -88,9 +118,12 @@ func DecodeRecord(b []byte) (Record, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: tag %d", ErrUnknownRecordType, t)
 	}
+	decode := codec.decode
 	if version != codec.version {
-		return nil, fmt.Errorf("%w: %s version %d (this build reads %d)",
-			ErrUnsupportedVersion, codec.name, version, codec.version)
+		if decode = codec.older[version]; decode == nil {
+			return nil, fmt.Errorf("%w: %s version %d (this build reads %d)",
+				ErrUnsupportedVersion, codec.name, version, codec.version)
+		}
 	}
 	if err := checkPayload(payload); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformedRecord, codec.name, err)
@@ -99,7 +132,7 @@ func DecodeRecord(b []byte) (Record, error) {
 	defer msgpack.PutDecoder(dec)
 	dec.Reset(bytes.NewReader(payload))
 	dec.DisallowUnknownFields(true)
-	r, err := codec.decode(dec)
+	r, err := decode(dec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformedRecord, codec.name, err)
 	}

@@ -20,6 +20,10 @@ type Controller struct {
 	// Rand supplies the random bytes of new topic ids (crypto/rand's
 	// Reader in a node; a seeded source in tests).
 	Rand io.Reader
+	// Sessions is the brokers' liveness, kept by heartbeats and read by
+	// registrations and FenceExpired; nil for no session checks (a single
+	// node, whose only broker is itself).
+	Sessions *Sessions
 }
 
 // Evaluate decides req against img: its result, each item with its Kafka
@@ -47,6 +51,14 @@ func (c *Controller) Evaluate(img *Image, req Request) (Result, []Record) {
 		res, recs = c.autoCreateTopics(img, r)
 	case *AllocateProducerIDsRequest:
 		res, recs = allocateProducerIDs(img, r)
+	case *RegisterBrokerRequest:
+		res, recs = c.registerBroker(img, r)
+	case *BrokerHeartbeatRequest:
+		res, recs = c.brokerHeartbeat(img, r)
+	case *ElectLeadersRequest:
+		res, recs = c.electLeaders(img, r)
+	case *AlterPartitionRequest:
+		res, recs = alterPartition(img, r)
 	default:
 		// The set is closed; a nil request is the caller's bug.
 		panic("metadata: Evaluate of an unknown request")

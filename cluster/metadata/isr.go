@@ -8,8 +8,9 @@ import (
 // ISRProposal is a partition leader's proposal to change the ISR (Kafka's
 // AlterPartition), made against the epochs it holds.
 type ISRProposal struct {
-	TopicID   UUID  // the partition's topic
-	Partition int32 // the partition index
+	_msgpack  struct{} `msgpack:",as_array"`
+	TopicID   UUID     // the partition's topic
+	Partition int32    // the partition index
 	// Leader is the node that proposes, the partition's leader.
 	Leader int32
 	// BrokerEpoch is the epoch of the leader's registration.

@@ -3,6 +3,9 @@ package metadata
 import (
 	"fmt"
 	"slices"
+	"strings"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // RegisterBrokerRecords returns the records that register reg, a new
@@ -15,9 +18,11 @@ import (
 // the broker has caught up.
 //
 // Deciding whether a registration may replace a live one (a duplicate
-// node id) is the controller's job, not this function's.
+// node id) is the controller's job, not this function's. reg's
+// RegisteredBefore is replaced by 0: the registration is the new record.
 func RegisterBrokerRecords(img *Image, reg BrokerRegistrationRecord) ([]Record, int64, error) {
 	reg.BrokerEpoch = max(img.offset+1, 0)
+	reg.RegisteredBefore = 0
 	var recs []Record
 	if old, ok := img.brokers.get(reg.NodeID); ok {
 		reg.BrokerEpoch = max(reg.BrokerEpoch, old.Epoch+1)
@@ -74,14 +79,66 @@ func withoutBroker(p *Partition, node int32) (PartitionChangeRecord, bool) {
 // LeaderProposal is a replica's proposal to lead a leaderless partition,
 // made against the partition epoch it saw.
 type LeaderProposal struct {
-	TopicID   UUID  // the partition's topic
-	Partition int32 // the partition index
+	_msgpack  struct{} `msgpack:",as_array"`
+	TopicID   UUID     // the partition's topic
+	Partition int32    // the partition index
 	// Candidate is the node that proposes itself.
 	Candidate int32
 	// BrokerEpoch is the epoch of the candidate's registration.
 	BrokerEpoch int64
 	// PartitionEpoch is the epoch of the leaderless partition it saw.
 	PartitionEpoch int32
+	// Unclean asks for an unclean election: the candidate may be a
+	// replica outside the ISR (see ElectLeader). A candidate in the ISR is
+	// elected cleanly whatever Unclean says. The field was appended: an
+	// encoding without it decodes with Unclean false.
+	Unclean bool
+}
+
+// leaderProposalFields is the number of LeaderProposal's encoded fields,
+// and leaderProposalFieldsV0 the number before Unclean was appended.
+const (
+	leaderProposalFields   = 6
+	leaderProposalFieldsV0 = 5
+)
+
+// DecodeMsgpack implements msgpack.CustomDecoder: the array of fields as
+// as_array writes it, with or without the trailing Unclean.
+func (p *LeaderProposal) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := d.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n == -1 {
+		*p = LeaderProposal{}
+		return nil
+	}
+	if n != leaderProposalFields && n != leaderProposalFieldsV0 {
+		return fmt.Errorf("metadata: LeaderProposal of %d fields, want %d or %d", n, leaderProposalFieldsV0, leaderProposalFields)
+	}
+	var q LeaderProposal
+	if err := d.Decode(&q.TopicID); err != nil {
+		return err
+	}
+	if q.Partition, err = d.DecodeInt32(); err != nil {
+		return err
+	}
+	if q.Candidate, err = d.DecodeInt32(); err != nil {
+		return err
+	}
+	if q.BrokerEpoch, err = d.DecodeInt64(); err != nil {
+		return err
+	}
+	if q.PartitionEpoch, err = d.DecodeInt32(); err != nil {
+		return err
+	}
+	if n == leaderProposalFields {
+		if q.Unclean, err = d.DecodeBool(); err != nil {
+			return err
+		}
+	}
+	*p = q
+	return nil
 }
 
 // ElectLeader returns the record that makes the candidate leader, if the
@@ -90,19 +147,37 @@ type LeaderProposal struct {
 // the candidate's registration is current (ErrUnknownBroker,
 // ErrStaleBrokerEpoch) and unfenced, and it is in the ISR
 // (ErrIneligibleReplica). The first valid proposal wins; the later ones
-// then fail as stale. Unclean election is not handled here.
+// then fail as stale.
+//
+// An Unclean proposal of a candidate outside the ISR is an unclean
+// election: allowed only when the topic's unclean.leader.election.enable
+// override is true (the controller also takes its broker default; see
+// ElectLeadersRequest) and no ISR member is an unfenced registered broker;
+// the candidate must be an unfenced replica, and the record makes it
+// leader with the ISR [candidate]. Otherwise ErrIneligibleReplica.
 func ElectLeader(img *Image, prop LeaderProposal) (Record, error) {
+	return electLeader(img, prop, false)
+}
+
+// electLeader is ElectLeader with uncleanDefault as the value of
+// unclean.leader.election.enable for a topic without an override.
+func electLeader(img *Image, prop LeaderProposal, uncleanDefault bool) (Record, error) {
 	p, err := img.proposalPartition(prop.TopicID, prop.Partition)
 	if err != nil {
 		return nil, fmt.Errorf("elect %d: %w", prop.Candidate, err)
 	}
-	if err := checkEligible(img, p, prop); err != nil {
+	unclean := prop.Unclean && !p.InISR(prop.Candidate)
+	if err := checkEligible(img, p, prop, unclean, uncleanDefault); err != nil {
 		return nil, fmt.Errorf("elect %d for partition %d of %s: %w", prop.Candidate, prop.Partition, prop.TopicID, err)
 	}
-	return PartitionChangeRecord{TopicID: prop.TopicID, Partition: prop.Partition, Leader: prop.Candidate}, nil
+	rec := PartitionChangeRecord{TopicID: prop.TopicID, Partition: prop.Partition, Leader: prop.Candidate}
+	if unclean {
+		rec.ISR = []int32{prop.Candidate}
+	}
+	return rec, nil
 }
 
-func checkEligible(img *Image, p Partition, prop LeaderProposal) error {
+func checkEligible(img *Image, p Partition, prop LeaderProposal, unclean, uncleanDefault bool) error {
 	if prop.PartitionEpoch != p.PartitionEpoch {
 		return fmt.Errorf("%w: proposed at epoch %d, current %d", ErrStalePartitionEpoch, prop.PartitionEpoch, p.PartitionEpoch)
 	}
@@ -116,10 +191,42 @@ func checkEligible(img *Image, p Partition, prop LeaderProposal) error {
 	if br.Fenced {
 		return fmt.Errorf("%w: %w: node %d", ErrIneligibleReplica, ErrBrokerFenced, br.NodeID)
 	}
-	if !p.InISR(prop.Candidate) {
-		return fmt.Errorf("%w: node %d is not in the ISR %v", ErrIneligibleReplica, prop.Candidate, p.ISR)
+	if !unclean {
+		if !p.InISR(prop.Candidate) {
+			return fmt.Errorf("%w: node %d is not in the ISR %v", ErrIneligibleReplica, prop.Candidate, p.ISR)
+		}
+		return nil
+	}
+	return checkUnclean(img, p, prop.Candidate, uncleanDefault)
+}
+
+// checkUnclean checks that candidate, an unfenced broker outside p's ISR,
+// may win an unclean election.
+func checkUnclean(img *Image, p Partition, candidate int32, uncleanDefault bool) error {
+	t, _ := img.TopicByID(p.TopicID)
+	if !uncleanEnabled(img, t.Name(), uncleanDefault) {
+		return fmt.Errorf("%w: node %d is not in the ISR %v and unclean.leader.election.enable is false for topic %q",
+			ErrIneligibleReplica, candidate, p.ISR, t.Name())
+	}
+	if !p.IsReplica(candidate) {
+		return fmt.Errorf("%w: node %d is not a replica %v", ErrIneligibleReplica, candidate, p.Replicas)
+	}
+	for _, r := range p.ISR {
+		if br, ok := img.brokers.get(r); ok && !br.Fenced {
+			return fmt.Errorf("%w: ISR member %d is unfenced: no unclean election", ErrIneligibleReplica, r)
+		}
 	}
 	return nil
+}
+
+// uncleanEnabled is topic's unclean.leader.election.enable: its override,
+// else def.
+func uncleanEnabled(img *Image, topic string, def bool) bool {
+	v, ok := img.ConfigValue(TopicResource(topic), "unclean.leader.election.enable")
+	if !ok {
+		return def
+	}
+	return strings.EqualFold(strings.TrimSpace(v), "true")
 }
 
 // proposalPartition returns the partition a proposal is about.

@@ -71,6 +71,11 @@ type BrokerRegistrationRecord struct {
 	ActorAddress string
 	// Rack is the broker.rack, empty if none.
 	Rack string
+	// RegisteredBefore is 0 in the log: the registration is this record.
+	// In a snapshot (Image.Records) it is how many offsets before the
+	// snapshot's offset the registration was made, so that the restored
+	// Broker.RegisteredAt is the original registration's offset.
+	RegisteredBefore int64
 }
 
 // BrokerFencedRecord fences a broker: it may no longer lead or join an ISR.
@@ -231,8 +236,12 @@ func (r ControllerChangedRecord) String() string {
 
 // String describes the record in one line, for errors, logs and dumps.
 func (r BrokerRegistrationRecord) String() string {
-	return fmt.Sprintf("BrokerRegistration{node=%d epoch=%d incarnation=%s kafka=%s actor=%q rack=%q}",
+	s := fmt.Sprintf("BrokerRegistration{node=%d epoch=%d incarnation=%s kafka=%s actor=%q rack=%q",
 		r.NodeID, r.BrokerEpoch, r.IncarnationID, hostPort(r.Host, r.Port), r.ActorAddress, r.Rack)
+	if r.RegisteredBefore != 0 {
+		s += fmt.Sprintf(" registered_before=%d", r.RegisteredBefore)
+	}
+	return s + "}"
 }
 
 // String describes the record in one line, for errors, logs and dumps.

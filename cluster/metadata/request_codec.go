@@ -28,6 +28,10 @@ var requestCodecs = map[requestKind]messageCodec[Request]{
 	kindAlterConfigs:        {"AlterConfigsRequest", 0, decodeMessage[Request, AlterConfigsRequest]},
 	kindAutoCreateTopics:    {"AutoCreateTopicsRequest", 0, decodeMessage[Request, AutoCreateTopicsRequest]},
 	kindAllocateProducerIDs: {"AllocateProducerIDsRequest", 0, decodeMessage[Request, AllocateProducerIDsRequest]},
+	kindRegisterBroker:      {"RegisterBrokerRequest", 0, decodeMessage[Request, RegisterBrokerRequest]},
+	kindBrokerHeartbeat:     {"BrokerHeartbeatRequest", 0, decodeMessage[Request, BrokerHeartbeatRequest]},
+	kindElectLeaders:        {"ElectLeadersRequest", 0, decodeMessage[Request, ElectLeadersRequest]},
+	kindAlterPartition:      {"AlterPartitionRequest", 0, decodeMessage[Request, AlterPartitionRequest]},
 }
 
 var resultCodecs = map[requestKind]messageCodec[Result]{
@@ -37,6 +41,10 @@ var resultCodecs = map[requestKind]messageCodec[Result]{
 	kindAlterConfigs:        {"AlterConfigsResult", 0, decodeMessage[Result, AlterConfigsResult]},
 	kindAutoCreateTopics:    {"AutoCreateTopicsResult", 0, decodeMessage[Result, AutoCreateTopicsResult]},
 	kindAllocateProducerIDs: {"AllocateProducerIDsResult", 0, decodeMessage[Result, AllocateProducerIDsResult]},
+	kindRegisterBroker:      {"RegisterBrokerResult", 0, decodeMessage[Result, RegisterBrokerResult]},
+	kindBrokerHeartbeat:     {"BrokerHeartbeatResult", 0, decodeMessage[Result, BrokerHeartbeatResult]},
+	kindElectLeaders:        {"ElectLeadersResult", 0, decodeMessage[Result, ElectLeadersResult]},
+	kindAlterPartition:      {"AlterPartitionResult", 0, decodeMessage[Result, AlterPartitionResult]},
 }
 
 // decodeMessage decodes a *M, which implements T (Request or Result).

@@ -30,11 +30,10 @@ type Result interface {
 // requestKind tags a request and its result in their encoding.
 type requestKind uint8
 
-// The request kinds. Tags are never reused; the controller's other inputs
-// get theirs as they move from record builders (proposals.go, isr.go) to
-// requests: broker registration and heartbeats (RegisterBrokerRecords,
-// FenceBrokerRecords), leader elections (ElectLeader) and ISR changes
-// (ChangeISR).
+// The request kinds. Tags are never reused. The admin requests (1-6) come
+// from the wire; the brokers' own (7-10: registration, heartbeats, leader
+// elections, ISR changes) are built on the record builders of
+// proposals.go and isr.go, and each types is in the file of its kind.
 const (
 	kindCreateTopics        requestKind = 1
 	kindCreatePartitions    requestKind = 2
@@ -42,6 +41,10 @@ const (
 	kindAlterConfigs        requestKind = 4
 	kindAutoCreateTopics    requestKind = 5
 	kindAllocateProducerIDs requestKind = 6
+	kindRegisterBroker      requestKind = 7
+	kindBrokerHeartbeat     requestKind = 8
+	kindElectLeaders        requestKind = 9
+	kindAlterPartition      requestKind = 10
 )
 
 // CreateTopicsRequest creates topics (Kafka's CreateTopics). The valid

@@ -1,0 +1,124 @@
+package metadata
+
+// Sessions is the controller's in-memory record of broker liveness: the
+// last heartbeat of every broker and memberlist's hints. It is no log fact
+// (a new controller starts with none: Reset), and it decides only when to
+// fence a broker (Expired, Controller.FenceExpired) and whether a live
+// process holds a node id (RegisterBrokerRequest). Time comes in as NowMs
+// on the caller's monotonic clock. A Sessions is not safe for concurrent
+// use; the controller's actor owns it.
+type Sessions struct {
+	timeoutMs  int64
+	intervalMs int64
+	sessions   map[int32]session
+	// failed holds memberlist's failure hints: node id to the time of the
+	// first hint since the node was last seen alive.
+	failed map[int32]int64
+}
+
+// session is one broker's: the registration it heartbeats for and when
+// it last did.
+type session struct {
+	epoch  int64
+	lastMs int64
+}
+
+// BrokerRef names one registration of a broker.
+type BrokerRef struct {
+	NodeID int32
+	Epoch  int64
+}
+
+// NewSessions returns Sessions that expire a broker after timeoutMs
+// without a heartbeat (broker.session.timeout.ms), or 2*heartbeatIntervalMs
+// (broker.heartbeat.interval.ms) after memberlist said it failed.
+func NewSessions(timeoutMs, heartbeatIntervalMs int64) *Sessions {
+	return &Sessions{
+		timeoutMs:  timeoutMs,
+		intervalMs: heartbeatIntervalMs,
+		sessions:   make(map[int32]session),
+		failed:     make(map[int32]int64),
+	}
+}
+
+// Heartbeat records a heartbeat of node's registration of epoch at nowMs.
+// A heartbeat of an older epoch than the session's is ignored (epochs only
+// grow); one of a newer epoch starts the new registration's session.
+func (s *Sessions) Heartbeat(node int32, epoch int64, nowMs int64) {
+	if cur, ok := s.sessions[node]; ok && epoch < cur.epoch {
+		return
+	}
+	s.sessions[node] = session{epoch: epoch, lastMs: nowMs}
+}
+
+// Reset gives every registered unfenced broker of img a full session from
+// nowMs and forgets every other session: called when this node becomes
+// controller (it has no heartbeat history). Failure hints are kept, but
+// their two heartbeat intervals of grace start again at nowMs, since the
+// brokers are only now finding the new controller.
+func (s *Sessions) Reset(img *Image, nowMs int64) {
+	clear(s.sessions)
+	for _, br := range img.brokers.all() {
+		if !br.Fenced {
+			s.sessions[br.NodeID] = session{epoch: br.Epoch, lastMs: nowMs}
+		}
+	}
+	for node, at := range s.failed {
+		s.failed[node] = max(at, nowMs)
+	}
+}
+
+// MemberFailed is memberlist's hint that node failed, at nowMs. A hint is
+// never enough to fence: the node is also without a heartbeat for two
+// heartbeat intervals since (Expired). Repeated hints keep the first.
+func (s *Sessions) MemberFailed(node int32, nowMs int64) {
+	if _, ok := s.failed[node]; !ok {
+		s.failed[node] = nowMs
+	}
+}
+
+// MemberAlive is memberlist's hint that node is alive (it joined, or
+// refuted a suspicion): it withdraws a failure hint.
+func (s *Sessions) MemberAlive(node int32) { delete(s.failed, node) }
+
+// Live reports whether node's registration of epoch holds a session at
+// nowMs: it heartbeat for epoch (or got a session from Reset or Expired)
+// and has not expired. A registration without a session is not live.
+func (s *Sessions) Live(node int32, epoch int64, nowMs int64) bool {
+	cur, ok := s.sessions[node]
+	return ok && cur.epoch == epoch && !s.expired(node, cur, nowMs)
+}
+
+// expired reports whether cur, node's session, has expired at nowMs.
+func (s *Sessions) expired(node int32, cur session, nowMs int64) bool {
+	if nowMs-cur.lastMs >= s.timeoutMs {
+		return true
+	}
+	at, failed := s.failed[node]
+	return failed && nowMs-max(at, cur.lastMs) >= 2*s.intervalMs
+}
+
+// Expired returns the registered unfenced brokers of img to fence now, by
+// node id: no heartbeat for the session timeout, or memberlist says the
+// node failed and no heartbeat arrived for 2 heartbeat intervals since
+// (nor since the hint). A registered unfenced broker without a session of
+// its current epoch (unfenced before this controller heard from it) gets a
+// full session from nowMs, as Reset gives, and is not expired now.
+func (s *Sessions) Expired(img *Image, nowMs int64) []BrokerRef {
+	var out []BrokerRef
+	for _, br := range img.Brokers() {
+		node := br.NodeID
+		if br.Fenced {
+			continue
+		}
+		cur, ok := s.sessions[node]
+		if !ok || cur.epoch != br.Epoch {
+			s.sessions[node] = session{epoch: br.Epoch, lastMs: nowMs}
+			continue
+		}
+		if s.expired(node, cur, nowMs) {
+			out = append(out, BrokerRef{NodeID: node, Epoch: br.Epoch})
+		}
+	}
+	return out
+}

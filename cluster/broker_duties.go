@@ -28,7 +28,7 @@ type brokerState struct {
 	electAt  int64 // the tick the last election request was sent
 }
 
-func newBrokerState() brokerState { return brokerState{} }
+func newBrokerState() brokerState { return brokerState{heartbeatAt: -1 << 40} }
 
 // brokerDuties takes this node's next steps as a broker: register once
 // the cluster exists, heartbeat every broker.heartbeat.interval.ms (the

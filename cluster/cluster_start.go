@@ -166,7 +166,7 @@ func (n *Node) renewLease(sent time.Time) {
 // LeaseValid reports whether this node may still act as a leader: the
 // last heartbeat the controller answered was sent less than
 // broker.session.timeout.ms ago (on the monotonic clock), so no
-// controller has fenced it yet (docs/DESIGN.md "Lease"). A single node
+// controller has fenced it yet (docs/DESIGN.md "Leader lease"). A single node
 // without gossip has no one to lose its leadership to and always holds it.
 func (n *Node) LeaseValid() bool {
 	if !n.clustered {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirmq/weir/cluster/metadata"
 	"github.com/weirmq/weir/cluster/quorum"
+	"github.com/weirmq/weir/cluster/transport"
 )
 
 // ErrNodeFailed wraps the error that stopped the metadata actor (a storage
@@ -78,7 +79,7 @@ func newMetadataActor(n *Node, q *quorum.Node, remote *transport.Transport) *met
 	img := q.Image()
 	a := &metadataActor{n: n, q: q, log: n.log, remote: remote, applied: img, spec: img, incarnation: n.incarnation,
 		born: time.Now(), routes: map[uint64]*route{}, peers: peerBook{}, duty: newBrokerState(),
-		controller: metadata.Controller{Config: n.cfg.Broker, Rand: rand.Reader}}
+		controller: metadata.Controller{Config: n.cfg.Broker, Rand: rand.Reader, Voters: len(n.voters)}}
 	if n.clustered {
 		a.controller.Sessions = metadata.NewSessions(n.cfg.Broker.Int("broker.session.timeout.ms"),
 			n.cfg.Broker.Int("broker.heartbeat.interval.ms"))

@@ -107,7 +107,7 @@ func (a *metadataActor) onMember(e membership.Event) {
 		if s := a.controller.Sessions; s != nil {
 			s.MemberAlive(id)
 		}
-	case membership.Failed, membership.Left:
+	case membership.Failed, membership.Departed:
 		if a.remote != nil && addr != "" && !a.peers.usedByOther(addr, e.Member.Name) {
 			a.remote.SetDown(addr, true)
 		}

@@ -129,6 +129,10 @@ func (h *BrokerHandler) handleProduce(ctx context.Context, req *Request) Respons
 			case code == kerr.NotLeaderForPartition.Code:
 				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = meta.Leader, meta.LeaderEpoch
 			case code != 0:
+			case !h.broker.LeaseValid():
+				// The lease lapsed (docs/DESIGN.md "Leader lease"): another node may
+				// lead by now, so no write is acknowledged here.
+				code = kerr.NotLeaderForPartition.Code
 			case !validAcks:
 				code = kerr.InvalidRequiredAcks.Code
 			case r.Version < 7 && isZstd(p.Records):

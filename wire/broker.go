@@ -50,6 +50,13 @@ type Broker interface {
 	// __consumer_offsets partition led here (nil: none are run). The
 	// group APIs (08_offsetcommit.go ... 47_offsetdelete.go) route to them.
 	GroupCoordinators() *group.Coordinators
+	// LeaseValid reports whether this broker may act as a leader now: the
+	// controller answered one of its heartbeats sent less than
+	// broker.session.timeout.ms ago, so no other broker can have been
+	// given its leaderships yet. Without the lease a leader answers
+	// produce requests NOT_LEADER_OR_FOLLOWER, so that a paused or cut-off
+	// node stops acknowledging writes by itself.
+	LeaseValid() bool
 	// DescribeQuorum returns the metadata quorum's status as the node's
 	// quorum driver last saw it (55_describequorum.go). It waits for the
 	// metadata actor, at most until ctx ends.

@@ -135,6 +135,8 @@ func (b *fakeBroker) tickGroups() {
 
 func (b *fakeBroker) GroupCoordinators() *group.Coordinators { return b.groups }
 
+func (b *fakeBroker) LeaseValid() bool { return true }
+
 func (b *fakeBroker) apply(recs ...metadata.Record) {
 	bl := metadata.NewBuilder(b.img)
 	off := b.img.Offset() + 1

@@ -1,6 +1,8 @@
 package metadata
 
 import (
+	"errors"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -35,6 +37,12 @@ func (c *Controller) autoCreateTopics(img *Image, r *AutoCreateTopicsRequest) (*
 		}
 		if err != nil {
 			res.Topics[i].Error = ErrorOf(err)
+			if errors.Is(err, ErrInvalidReplicationFactor) && c.Voters > 1 {
+				// A forming cluster: fewer brokers registered than the
+				// default factor needs. The client's retry creates the
+				// topic once they are.
+				res.Topics[i].Error = apiErr(kerr.LeaderNotAvailable, "Waiting for enough brokers to register: %s", res.Topics[i].Error.Message)
+			}
 			continue
 		}
 		if !budget.Add(topicRecs) {
@@ -59,7 +67,7 @@ func (c *Controller) autoCreateRecords(img *Image, name string) ([]Record, error
 	if err != nil {
 		return nil, err
 	}
-	brokers := registeredBrokers(img)
+	brokers := c.defaultFactorBase(img)
 	if name == ConsumerOffsetsTopic {
 		// Kafka's GroupCoordinator.offsetsTopicConfigs, with
 		// offsets.topic.segment.bytes at its default.

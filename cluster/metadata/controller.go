@@ -24,6 +24,10 @@ type Controller struct {
 	// registrations and FenceExpired; nil for no session checks (a single
 	// node, whose only broker is itself).
 	Sessions *Sessions
+	// Voters is the number of metadata quorum voters
+	// (controller.quorum.voters): the default replication factors are
+	// min(3, Voters). 0 counts the registered brokers instead.
+	Voters int
 }
 
 // Evaluate decides req against img: its result, each item with its Kafka
@@ -101,6 +105,11 @@ func (c *Controller) newTopicID(img *Image) (UUID, error) {
 	}
 }
 
-// registeredBrokers counts the registered brokers: for now the "voters"
-// that default replication factors are taken from.
-func registeredBrokers(img *Image) int { return len(img.Brokers()) }
+// defaultFactorBase is what the default replication factors are
+// min(3, ...) of: the voters, or without them the registered brokers.
+func (c *Controller) defaultFactorBase(img *Image) int {
+	if c.Voters > 0 {
+		return c.Voters
+	}
+	return len(img.Brokers())
+}

@@ -127,7 +127,7 @@ func (c *Controller) createTopicRecords(img *Image, t CreatableTopic) ([]Record,
 		partitions = int32(c.Config.Int("num.partitions"))
 	}
 	if rf == -1 {
-		rf = c.Config.DefaultReplicationFactor(registeredBrokers(img))
+		rf = c.Config.DefaultReplicationFactor(c.defaultFactorBase(img))
 	}
 	overrides = withTopicDefaults(c.Config, rf, overrides)
 	recs, err := NewTopicRecords(img, t.Name, partitions, rf, overrides, nil, id)

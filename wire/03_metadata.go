@@ -69,6 +69,11 @@ func (h *BrokerHandler) handleMetadata(ctx context.Context, req *Request) Respon
 	img := h.broker.Image()
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
+		if electing(img, nil) {
+			return Defer(func(ctx context.Context) Response {
+				return Reply(h.metadataResponse(r, h.awaitElections(ctx, nil), true, nil, nil))
+			})
+		}
 		return Reply(h.metadataResponse(r, img, true, nil, nil))
 	}
 	queries, bad := metadataQueries(r)
@@ -78,6 +83,11 @@ func (h *BrokerHandler) handleMetadata(ctx context.Context, req *Request) Respon
 	}
 	missing := h.autoCreatable(r, img, queries)
 	if len(missing) == 0 {
+		if electing(img, queries) {
+			return Defer(func(ctx context.Context) Response {
+				return Reply(h.metadataResponse(r, h.awaitElections(ctx, queries), false, queries, nil))
+			})
+		}
 		return Reply(h.metadataResponse(r, img, false, queries, nil))
 	}
 	return Defer(func(ctx context.Context) Response {

@@ -1,0 +1,86 @@
+package wire
+
+import (
+	"context"
+	"time"
+
+	"github.com/weirmq/weir/cluster/metadata"
+)
+
+// A Metadata request that finds a partition leaderless while an election
+// is under way (some ISR member is unfenced, so one will win within a few
+// hundred milliseconds) waits for the election, up to electionWait,
+// rather than answering LEADER_NOT_AVAILABLE at once: clients at their
+// defaults wait long before they ask again after that answer (franz-go
+// several seconds), so the wait shortens their stall (docs/DESIGN.md
+// "Leader election").
+const (
+	electionWait = time.Second
+	electionPoll = 10 * time.Millisecond
+)
+
+// electing reports whether a partition of the queried topics (every topic
+// when queries is nil) is leaderless with an eligible ISR member.
+func electing(img *metadata.Image, queries []metadataQuery) bool {
+	check := func(t *metadata.Topic) bool {
+		for i := range t.NumPartitions() {
+			p, _ := t.Partition(i)
+			if !p.HasLeader() && eligibleLeft(img, p) {
+				return true
+			}
+		}
+		return false
+	}
+	if queries == nil {
+		for _, t := range img.Topics() {
+			if check(t) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, q := range queries {
+		var t *metadata.Topic
+		var ok bool
+		if q.byID {
+			t, ok = img.TopicByID(q.id)
+		} else {
+			t, ok = img.Topic(q.name)
+		}
+		if ok && check(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// eligibleLeft reports whether an ISR member of p is registered and
+// unfenced, so that an election can succeed.
+func eligibleLeft(img *metadata.Image, p metadata.Partition) bool {
+	for _, id := range p.ISR {
+		if br, ok := img.Broker(id); ok && !br.Fenced {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitElections returns the first image in which no queried partition
+// awaits an election, or the latest once electionWait passed or ctx ended.
+func (h *BrokerHandler) awaitElections(ctx context.Context, queries []metadataQuery) *metadata.Image {
+	ctx, cancel := context.WithTimeout(ctx, electionWait)
+	defer cancel()
+	t := time.NewTicker(electionPoll)
+	defer t.Stop()
+	for {
+		img := h.broker.Image()
+		if !electing(img, queries) {
+			return img
+		}
+		select {
+		case <-ctx.Done():
+			return h.broker.Image()
+		case <-t.C:
+		}
+	}
+}

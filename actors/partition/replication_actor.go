@@ -220,7 +220,9 @@ func epochEnd(entries []log.EpochEntry, leo int64, epoch int32) (int32, int64) {
 
 // SendAppendReplicated sends m; the ReplicaPosition goes to replyTo. The
 // actor appends m.Records as they are: the caller must not reuse them.
-func (c *Client) SendAppendReplicated(m *AppendReplicated, replyTo *actor.PID) { c.sendFrom(m, replyTo) }
+func (c *Client) SendAppendReplicated(m *AppendReplicated, replyTo *actor.PID) {
+	c.sendFrom(m, replyTo)
+}
 
 // SendTruncateDiverging sends m; the ReplicaPosition goes to replyTo.
 func (c *Client) SendTruncateDiverging(m *TruncateDiverging, replyTo *actor.PID) {

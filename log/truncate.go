@@ -41,6 +41,46 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 	return end, nil
 }
 
+// TruncateFullyAndStartAt deletes every segment and restarts the log empty
+// at offset, which becomes its log start and log end offset, whatever they
+// were (a follower whose log ends below its leader's log start offset, or
+// whose first fetched batch starts below its empty log's start: Kafka's
+// UnifiedLog.truncateFullyAndStartAt). The leader-epoch cache is cleared.
+// The cut is durable on return.
+func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return fmt.Errorf("truncate %s fully: %w", l.tp, ErrClosed)
+	}
+	if offset < 0 {
+		l.mu.Unlock()
+		return fmt.Errorf("truncate %s fully to start at %d: %w", l.tp, offset, ErrInvalidOffset)
+	}
+	err := l.truncateFullyLocked(offset)
+	if err == nil && len(l.epochs.entries) > 0 {
+		l.epochs.entries = nil
+		err = l.writeEpochsLocked()
+	}
+	if err == nil {
+		l.flushed = offset // nothing below the empty log's end to flush
+	}
+	l.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("truncate %s fully to start at %d: %w", l.tp, offset, err)
+	}
+	if err := l.m.writeRecoveryCheckpoint(); err != nil {
+		return fmt.Errorf("truncate %s fully to start at %d: %w", l.tp, offset, err)
+	}
+	if err := l.m.writeLogStartCheckpoint(); err != nil {
+		return fmt.Errorf("truncate %s fully to start at %d: %w", l.tp, offset, err)
+	}
+	if err := l.m.writeCleanerCheckpoint(l.tp, offset, true); err != nil {
+		return fmt.Errorf("truncate %s fully to start at %d: %w", l.tp, offset, err)
+	}
+	return nil
+}
+
 // truncateLocked cuts the log below its end; see TruncateTo.
 func (l *Log) truncateLocked(offset int64) (int64, error) {
 	if offset <= l.logStart {

@@ -28,7 +28,7 @@ package wire
 // WatchHighWatermark in every partition actor it reads and waits, in its
 // Defer goroutine, for the first to fire or for max_wait; it then reads
 // again. Nothing polls. LEADER_NOT_AVAILABLE is never sent (docs/clients.md rule 6).
-// replica_id is not acted on yet: followers read like consumers.
+// A fetch with replica_id >= 0 is a follower's (01_fetch_replica.go).
 
 import (
 	"context"
@@ -50,6 +50,9 @@ import (
 // order); the reads and the long poll run in the Defer.
 func (h *BrokerHandler) handleFetch(ctx context.Context, req *Request) Response {
 	r := req.Body.(*kmsg.FetchRequest)
+	if r.ReplicaID >= 0 {
+		return h.handleReplicaFetch(req, r) // 01_fetch_replica.go
+	}
 	sreq := fetchSessionRequest(r)
 	op := &fetchOp{h: h, req: req, r: r, reads: sreq.Partitions}
 	if sreq.SessionID != 0 || sreq.SessionEpoch >= 0 {
@@ -103,6 +106,9 @@ type fetchOp struct {
 	r       *kmsg.FetchRequest
 	inbox   *partition.Inbox
 	session bool
+	// replica is a follower's fetch (replica_id >= 0, 01_fetch_replica.go):
+	// reads up to the log end offset, watches the log end.
+	replica bool
 	beginID uint64
 	reads   []fetchsession.FetchPartition
 	targets []fetchTarget
@@ -120,6 +126,12 @@ type fetchTarget struct {
 	read fetchsession.FetchPartition
 	c    *partition.Client
 	code int16
+	// diverged is a replica fetch whose last fetched epoch ends, in this
+	// log, before its fetch offset (01_fetch_replica.go): it is answered
+	// with div and st's offsets, and not read.
+	diverged bool
+	div      kmsg.FetchResponseTopicPartitionDivergingEpoch
+	st       partition.Status
 }
 
 // run serves the fetch: the session decision, the reads, the long poll,
@@ -160,6 +172,12 @@ func (f *fetchOp) run(ctx context.Context) Response {
 		resp.ErrorCode, resp.SessionID, parts = m.Response.ErrorCode, m.Response.SessionID, m.Response.Partitions
 	}
 	f.fill(resp, parts)
+	return f.reply(ctx, resp)
+}
+
+// reply answers with resp, whose records are the last readAll's: their
+// pooled buffers and fetch memory go back once it is written.
+func (f *fetchOp) reply(ctx context.Context, resp *kmsg.FetchResponse) Response {
 	if len(f.bufs) == 0 && f.held == 0 {
 		return Reply(resp)
 	}
@@ -272,15 +290,22 @@ func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 			Topic: t.read.Topic, Partition: t.read.Partition, ErrorCode: t.code,
 			HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, PreferredReadReplica: -1, Records: []byte{},
 		}
-		if t.code == 0 {
+		if t.diverged {
+			res.HighWatermark, res.LastStableOffset, res.LogStartOffset = t.st.HighWatermark, t.st.HighWatermark, t.st.LogStartOffset
+		}
+		if t.code == 0 && !t.diverged {
 			// Under contention for the node's fetch memory the read gets
 			// what is free; the first partition with data may still return
 			// its first batch whole.
 			limit := mem.take(min(int64(max(t.read.PartitionMaxBytes, 0)), remaining))
 			buf := readBuffer(limit)
+			isolation := partition.IsolationLevel(f.r.IsolationLevel)
+			if f.replica {
+				isolation = partition.ReadUncommitted
+			}
 			rr := t.c.ReadNow(&partition.ReadRecords{
 				Offset: t.read.FetchOffset, MaxBytes: int(limit), HardMaxBytes: total > 0,
-				Isolation:        partition.IsolationLevel(f.r.IsolationLevel),
+				Replica: f.replica, Isolation: isolation,
 				CheckLeaderEpoch: t.read.CurrentLeaderEpoch != -1, CurrentLeaderEpoch: t.read.CurrentLeaderEpoch,
 				Buf: buf,
 			})
@@ -306,7 +331,9 @@ func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 		if res.ErrorCode == kerr.KafkaStorageError.Code && f.r.Version < 6 {
 			res.ErrorCode = kerr.NotLeaderForPartition.Code
 		}
-		failed = failed || res.ErrorCode != 0
+		// A diverged replica is answered at once, as an error is (Kafka's
+		// DelayedFetch completes on a diverging epoch too).
+		failed = failed || res.ErrorCode != 0 || t.diverged
 		results[i] = res
 	}
 	return results, total, failed
@@ -331,8 +358,14 @@ func (f *fetchOp) waitForData(ctx context.Context, results []fetchsession.Partit
 		id := f.inbox.NextID()
 		ids[id] = true
 		all = append(all, watched{t.c, id})
-		above := max(results[i].HighWatermark, t.read.FetchOffset)
-		t.c.SendWatch(&partition.WatchHighWatermark{ID: id, ReplyTo: f.inbox.PID(), Above: above, DeadlineMs: deadlineMs})
+		w := &partition.WatchHighWatermark{ID: id, ReplyTo: f.inbox.PID(), Above: max(results[i].HighWatermark, t.read.FetchOffset), DeadlineMs: deadlineMs}
+		if f.replica {
+			// A follower waits for the log end (the flushed offset under
+			// group commit) to pass its fetch offset, not the high
+			// watermark.
+			w.Above, w.LogEnd = t.read.FetchOffset, true
+		}
+		t.c.SendWatch(w)
 	}
 	defer func() {
 		for _, w := range all {

@@ -55,13 +55,26 @@ func (r *Replica) progress(out *Output) {
 // acks=all append below the high watermark while the ISR is smaller than
 // min.insync.replicas gets NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's
 // Partition.checkEnoughReplicasReachOffset).
+//
+// While the committed ISR is below min.insync.replicas the high watermark
+// is frozen (KIP-966), so a batch every maximal-ISR member has is answered
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND at once rather than left to time out.
 func (r *Replica) completeWaits(out *Output) {
+	if len(r.waiting) == 0 {
+		return
+	}
+	replicated := r.hw
+	if len(r.isr) < r.cfg.MinInSyncReplicas {
+		if end, ok := r.replicatedEnd(); ok && r.role == Leader {
+			replicated = max(replicated, end)
+		}
+	}
 	kept := r.waiting[:0]
 	for _, w := range r.waiting {
 		switch {
 		case w.kind == waitFlush && r.flushed > w.last:
 			out.Replies = append(out.Replies, r.success(w.id, w.acks, w.first, w.appendTimeMs))
-		case w.kind == waitHighWatermark && r.hw > w.last && len(r.isr) < r.cfg.MinInSyncReplicas:
+		case w.kind == waitHighWatermark && replicated > w.last && len(r.isr) < r.cfg.MinInSyncReplicas:
 			out.Replies = append(out.Replies, r.failure(w.id, w.acks, kerr.NotEnoughReplicasAfterAppend.Code,
 				"written, but the ISR is below min.insync.replicas"))
 		case w.kind == waitHighWatermark && r.hw > w.last:
@@ -91,19 +104,25 @@ func (r *Replica) OnFlushCompleted(e *FlushCompleted) Output {
 		}
 		clear(r.waiting[len(kept):])
 		r.waiting = kept
+		r.failPositions(&out, e.UpTo)
 		return out
 	}
 	r.flushed = max(r.flushed, min(e.UpTo, r.leo))
 	r.progress(&out)
+	r.flushedPositions(&out)
 	return out
 }
 
 // OnTick advances the replica's clock: acks=all waits past their deadline
 // get REQUEST_TIMED_OUT (Kafka's DelayedProduce expiry), and every
 // producer.id.expiration.check.interval.ms expired producers are removed.
+//
+// On a leader it also drives the ISR: an unsettled proposal is re-sent,
+// and members lagging for replica.lag.time.max.ms are proposed for removal.
 func (r *Replica) OnTick(t *Tick) Output {
-	r.nowMs = max(r.nowMs, t.NowMs)
+	r.observeTime(t.NowMs)
 	var out Output
+	r.tickISR(&out)
 	kept := r.waiting[:0]
 	for _, w := range r.waiting {
 		if w.kind == waitHighWatermark && w.deadlineMs <= r.nowMs {

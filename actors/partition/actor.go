@@ -41,6 +41,10 @@ type ActorConfig struct {
 	// Board, if set, is where the actor publishes its status; Spawn sets
 	// it. A Board must be used by one actor at a time.
 	Board *Board
+	// ProposeISR receives the leader's ISR proposals (the cluster batches
+	// them into AlterPartition requests). It is called from the actor and
+	// must not block; nil: the leader never proposes.
+	ProposeISR func(ISRChange)
 }
 
 // Board is the partition's published state, readable from any goroutine
@@ -117,6 +121,9 @@ type partitionActor struct {
 	deletes    map[uint64]pendingDelete
 	nextDelete uint64
 	deleting   sync.WaitGroup
+	// startRequested is the highest log start offset a follower asked
+	// its log to move to (replication_actor.go).
+	startRequested int64
 }
 
 // Props returns the props of a partition actor over cfg.Log, in system.
@@ -201,6 +208,14 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.onDescribeProducers(ctx, m)
 	case *SyncStatus:
 		a.onSyncStatus(ctx, m)
+	case *AppendReplicated:
+		a.onAppendReplicated(ctx, m)
+	case *TruncateDiverging:
+		a.onTruncateDiverging(ctx, m)
+	case *ResetToLeaderStart:
+		a.onResetToLeaderStart(ctx, m)
+	case *FollowerFetched:
+		a.onFollowerFetched(ctx, m)
 	default:
 		a.board.unknown.Add(1)
 		a.log.Warn("partition actor: unknown message", "type", fmt.Sprintf("%T", m))
@@ -244,7 +259,7 @@ func rebuild(cfg ActorConfig, logger *slog.Logger) (*Replica, replayInfo, error)
 	}
 	r, err := NewReplica(cfg.Replica, Start{
 		LogStartOffset: l.LogStartOffset(), LogEndOffset: end, FlushedOffset: l.FlushedOffset(),
-		HighWatermark: hw, Producers: ps,
+		HighWatermark: hw, Producers: ps, LatestEpoch: l.LatestEpoch(),
 	})
 	if err != nil {
 		return nil, info, fmt.Errorf("partition: creating replica for %s: %w", l.TopicPartition(), err)
@@ -358,8 +373,19 @@ func (a *partitionActor) step(ctx actor.Context, fn func(*Replica) Output) {
 				system.Root.Send(self, &FlushCompleted{UpTo: upTo, Err: err})
 			})
 		}
+		a.sendPositions(ctx, out.Positions)
 		if len(out.ExpiredProducers) > 0 {
 			a.log.Debug("partition actor: producers expired", "ids", out.ExpiredProducers)
+		}
+		if c := out.ProposeISR; c != nil && a.cfg.ProposeISR != nil {
+			a.cfg.ProposeISR(*c)
+		}
+		if out.AdvanceLogStart > 0 {
+			a.advanceFollowerStart(out.AdvanceLogStart)
+		}
+		if t := out.Truncate; t != nil {
+			out = a.r.OnLogTruncated(a.truncate(t))
+			continue
 		}
 		ap := out.Append
 		if ap == nil {
@@ -407,7 +433,7 @@ func (a *partitionActor) publishTimers() {
 
 func (a *partitionActor) publish() {
 	st := a.r.Status()
-	if old := a.board.status.Load(); old != nil && *old == st {
+	if old := a.board.status.Load(); old != nil && old.equal(&st) {
 		return
 	}
 	a.board.status.Store(&st)

@@ -91,6 +91,13 @@ func (a *partitionActor) checkDeleteRecords(m *DeleteRecords) (int64, *DeleteRec
 func (a *partitionActor) onRecordsDeleted(ctx actor.Context, m *recordsDeleted) {
 	p, ok := a.deletes[m.seq]
 	if !ok {
+		// A follower's own move (advanceFollowerStart): the log says
+		// where its start is now (a truncation may have moved it since).
+		if m.err == nil && a.r != nil {
+			a.r.OnLogStartAdvanced(a.cfg.Log.LogStartOffset())
+			a.publish()
+			a.wakeWatches(ctx, false, false)
+		}
 		return
 	}
 	delete(a.deletes, m.seq)

@@ -26,7 +26,7 @@ type inflight struct {
 // to append in Output.Append. While an append is in flight, later requests
 // wait in order and are decided when its LogAppended arrives.
 func (r *Replica) OnAppendBatches(m *AppendBatches) Output {
-	r.nowMs = max(r.nowMs, m.NowMs)
+	r.observeTime(m.NowMs)
 	var out Output
 	if r.inflight != nil {
 		r.queue = append(r.queue, m)
@@ -42,6 +42,10 @@ func (r *Replica) OnAppendBatches(m *AppendBatches) Output {
 // log wrote nothing and the request gets the error.
 func (r *Replica) OnLogAppended(e *LogAppended) Output {
 	var out Output
+	if rp := r.replicating; rp != nil && e.Seq == rp.seq {
+		r.replicatedAppended(&out, rp, e)
+		return out
+	}
 	in := r.inflight
 	if in == nil || e.Seq != in.seq {
 		return out // not the append in flight: stale, ignore
@@ -54,6 +58,7 @@ func (r *Replica) OnLogAppended(e *LogAppended) Output {
 		res := e.Result
 		r.leo = res.LastOffset + 1
 		r.logStart = max(r.logStart, res.LogStartOffset)
+		r.latestEpoch = max(r.latestEpoch, r.leaderEpoch)
 		in.batch.FirstOffset, in.batch.LastOffset = res.FirstOffset, res.LastOffset
 		r.producers.Update(in.batch)
 		if r.cfg.GroupCommit {
@@ -229,6 +234,10 @@ func appendErrorCode(err error) int16 {
 		return kerr.RecordListTooLarge.Code
 	case errors.Is(err, log.ErrClosed):
 		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, log.ErrInvalidOffset):
+		// A follower's batches that do not follow its log (only follower
+		// appends keep their offsets).
+		return kerr.UnknownServerError.Code
 	}
 	return kerr.KafkaStorageError.Code
 }

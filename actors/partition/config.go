@@ -47,6 +47,11 @@ type Config struct {
 	// producer.id.expiration.check.interval.ms: how often ticks look for
 	// expired producers. Default 600000 (ten minutes).
 	ProducerIDExpirationCheckIntervalMs int64
+	// ReplicaLagTimeMaxMs is replica.lag.time.max.ms: the leader proposes
+	// removing a follower from the ISR when the follower has not caught up
+	// with the leader's log end offset for this long. Default 10000 (weir's
+	// departure from Kafka's 30000, docs/DESIGN.md).
+	ReplicaLagTimeMaxMs int64
 }
 
 // DefaultConfig returns Kafka's defaults for node 1.
@@ -59,6 +64,7 @@ func DefaultConfig() Config {
 		TimestampAfterMaxMs:                 3600000,
 		ProducerIDExpirationMs:              86400000,
 		ProducerIDExpirationCheckIntervalMs: 600000,
+		ReplicaLagTimeMaxMs:                 10000,
 	}
 }
 
@@ -78,6 +84,8 @@ func (c Config) Validate() error {
 			ErrInvalidConfig, c.TimestampBeforeMaxMs, c.TimestampAfterMaxMs)
 	case c.ProducerIDExpirationCheckIntervalMs < 1:
 		return fmt.Errorf("%w: producer.id.expiration.check.interval.ms %d below 1", ErrInvalidConfig, c.ProducerIDExpirationCheckIntervalMs)
+	case c.ReplicaLagTimeMaxMs < 1:
+		return fmt.Errorf("%w: replica.lag.time.max.ms %d below 1", ErrInvalidConfig, c.ReplicaLagTimeMaxMs)
 	}
 	return nil
 }

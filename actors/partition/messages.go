@@ -63,18 +63,28 @@ type LeaderHint struct {
 }
 
 // BecomeLeader makes the replica the partition's leader at LeaderEpoch,
-// from the metadata image.
+// from the metadata image. Sent again with the same LeaderEpoch and a
+// higher PartitionEpoch, it says the committed ISR changed while the
+// leadership stayed: follower positions are kept, and the outstanding ISR
+// proposal, if any, is settled (accepted or refused, the image says which).
 type BecomeLeader struct {
 	LeaderEpoch int32
+	// PartitionEpoch is the partition's epoch in the image, bumped by
+	// every change of leader or ISR (KIP-497).
+	PartitionEpoch int32
 	// ISR is the committed in-sync replica set (node ids, this node
 	// included).
 	ISR []int32
+	// Replicas is the assignment, in preference order (nil: the ISR). A
+	// follower fetch from a node outside it is ignored.
+	Replicas []int32
 }
 
 // BecomeFollower makes the replica a follower of Leader (-1: none known).
 type BecomeFollower struct {
-	Leader      int32
-	LeaderEpoch int32
+	Leader         int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
 }
 
 // Tick carries the injected clock's reading; the node's ticker sends it.
@@ -125,6 +135,21 @@ type Output struct {
 	HighWatermarkChanged bool
 	// ExpiredProducers lists the producer ids removed by expiry.
 	ExpiredProducers []int64
+	// Positions answer AppendReplicated, TruncateDiverging and
+	// ResetToLeaderStart (by ID); the shell fills LastFetchedEpoch from
+	// the log before it sends them.
+	Positions []*ReplicaPosition
+	// Truncate asks the shell to cut the log (a follower), rebuild the
+	// producer state for what is left and step LogTruncated with the same
+	// Seq before anything else.
+	Truncate *TruncateLog
+	// ProposeISR is an ISR change for the shell to hand to
+	// ActorConfig.ProposeISR.
+	ProposeISR *ISRChange
+	// AdvanceLogStart > 0 asks the shell to move the log start offset up
+	// to it (a follower following its leader's), off the mailbox, and to
+	// report the new start with Replica.OnLogStartAdvanced.
+	AdvanceLogStart int64
 }
 
 // Reads: served by the actor shell from the log, not by the Replica.
@@ -160,6 +185,10 @@ type ReadRecords struct {
 	// if newer.
 	CheckLeaderEpoch   bool
 	CurrentLeaderEpoch int32
+	// Replica is a follower's read (a Fetch with a replica id): bounded by
+	// the log end offset, or under the group-commit policy by the flushed
+	// offset, instead of the high watermark; MaxOffset still applies.
+	Replica bool
 	// Buf, when its capacity suffices, receives the data (ReadNow only):
 	// a caller that reuses read buffers passes one in.
 	Buf []byte
@@ -202,6 +231,10 @@ type WatchHighWatermark struct {
 	// DeadlineMs is the injected clock's time after which a Tick drops
 	// the watch with an Expired answer (0: no deadline).
 	DeadlineMs int64
+	// LogEnd makes the watch fire also when the log end offset (the
+	// flushed offset under the group-commit policy) passes Above: what a
+	// follower's long-polled fetch waits on.
+	LogEnd bool
 }
 
 // HighWatermarkReached answers WatchHighWatermark.

@@ -47,6 +47,9 @@ func readLog(l *log.Log, st *Status, m *ReadRecords) *ReadRecordsResult {
 		return res
 	}
 	bound := st.HighWatermark
+	if m.Replica {
+		bound = st.replicaEnd
+	}
 	if m.MaxOffset > 0 {
 		bound = min(bound, m.MaxOffset)
 	}

@@ -33,6 +33,9 @@ type Start struct {
 	HighWatermark int64
 	// Producers is the recovered producer state (nil: empty).
 	Producers *ProducerState
+	// LatestEpoch is the newest leader epoch in the log, -1 if none
+	// (log.Log.LatestEpoch).
+	LatestEpoch int32
 }
 
 // Status is a read-only view of the replica, for the shell to publish.
@@ -45,6 +48,25 @@ type Status struct {
 	FlushedOffset  int64
 	HighWatermark  int64
 	Producers      int
+	// LatestEpoch is the newest leader epoch in the log, -1 if none: a
+	// replica fetcher's first LastFetchedEpoch.
+	LatestEpoch    int32
+	PartitionEpoch int32
+	// ISR is the leader's committed ISR (nil on a follower); shared, do not
+	// modify.
+	ISR []int32
+	// replicaEnd is how far a follower may read (ReadRecords.Replica):
+	// the log end offset, or the flushed offset under group commit.
+	replicaEnd int64
+}
+
+// equal reports whether two statuses are the same.
+func (s *Status) equal(o *Status) bool {
+	return s.Role == o.Role && s.Leader == o.Leader && s.LeaderEpoch == o.LeaderEpoch &&
+		s.LogStartOffset == o.LogStartOffset && s.LogEndOffset == o.LogEndOffset &&
+		s.FlushedOffset == o.FlushedOffset && s.HighWatermark == o.HighWatermark &&
+		s.Producers == o.Producers && s.LatestEpoch == o.LatestEpoch &&
+		s.PartitionEpoch == o.PartitionEpoch && s.replicaEnd == o.replicaEnd && slices.Equal(s.ISR, o.ISR)
 }
 
 // Replica is one partition replica's decision logic: it is stepped by
@@ -52,18 +74,33 @@ type Status struct {
 // the caller's duties). It does no I/O, reads no clock and is not safe for
 // concurrent use.
 type Replica struct {
-	cfg         Config
-	role        Role
-	leader      int32
-	leaderEpoch int32
-	isr         []int32 // committed ISR
-	// followerEnd maps other ISR members to their log end offset, from
-	// their fetches; unknown (absent) after an election. Replication is not
-	// built yet: nothing fills it.
-	followerEnd map[int32]int64
+	cfg            Config
+	role           Role
+	leader         int32
+	leaderEpoch    int32
+	partitionEpoch int32
+	// isr is the committed ISR and replicas the assignment (leader only);
+	// both are replaced, never changed in place (Status shares isr).
+	isr      []int32
+	replicas []int32
+	// followers holds the leader's view of the other replicas, from their
+	// fetches; every position is unknown after an election (isr.go).
+	followers map[int32]*followerState
+	// epochStart is the log end offset when this leadership began: the
+	// start offset of the leader's epoch, for the ISR join rule.
+	epochStart int64
+	// proposal is the outstanding ISR change, nil if none (isr.go).
+	proposal *isrProposal
 
 	logStart, leo, flushed, hw int64
+	latestEpoch                int32
 	producers                  *ProducerState
+
+	// Follower state (follower.go): the replicated append or truncation
+	// the shell is performing, and the positions waiting for a flush.
+	replicating *replicatedAppend
+	truncating  *pendingTruncation
+	positions   []pendingPosition
 
 	nowMs          int64
 	lastExpiryMs   int64
@@ -84,9 +121,9 @@ func NewReplica(cfg Config, st Start) (*Replica, error) {
 		ps = NewProducerState()
 	}
 	return &Replica{
-		cfg: cfg, leader: -1, leaderEpoch: -1, followerEnd: map[int32]int64{},
+		cfg: cfg, leader: -1, leaderEpoch: -1, followers: map[int32]*followerState{},
 		logStart: st.LogStartOffset, leo: st.LogEndOffset, flushed: min(st.FlushedOffset, st.LogEndOffset),
-		hw: min(st.HighWatermark, st.LogEndOffset), producers: ps,
+		hw: min(st.HighWatermark, st.LogEndOffset), latestEpoch: st.LatestEpoch, producers: ps,
 	}, nil
 }
 
@@ -96,29 +133,50 @@ func (r *Replica) Status() Status {
 		Role: r.role, Leader: r.leader, LeaderEpoch: r.leaderEpoch,
 		LogStartOffset: r.logStart, LogEndOffset: r.leo, FlushedOffset: r.flushed,
 		HighWatermark: r.hw, Producers: r.producers.Len(),
+		LatestEpoch: r.latestEpoch, PartitionEpoch: r.partitionEpoch, ISR: r.isr, replicaEnd: r.localEnd(),
 	}
 }
 
 // HasWaiters reports whether appends wait for something with a deadline
 // (acks=all waits, queued or in-flight appends), which Ticks time out.
 func (r *Replica) HasWaiters() bool {
-	return len(r.waiting) > 0 || len(r.queue) > 0 || r.inflight != nil
+	return len(r.waiting) > 0 || len(r.queue) > 0 || r.inflight != nil || r.proposal != nil
 }
 
 // Producers returns the producer state, for snapshots (read-only use).
 func (r *Replica) Producers() *ProducerState { return r.producers }
 
-// BecomeLeader makes the replica leader. A stale epoch is ignored. Follower
-// positions start unknown, as after any election.
+// BecomeLeader makes the replica leader. A stale epoch is ignored. At a
+// new leader epoch every follower position starts unknown, as after any
+// election; at the same leader epoch a PartitionEpoch not below the
+// current one only replaces the committed ISR and the assignment (follower
+// positions are kept), and a higher one settles the outstanding ISR
+// proposal.
 func (r *Replica) BecomeLeader(m *BecomeLeader) Output {
 	if m.LeaderEpoch < r.leaderEpoch {
 		return Output{}
 	}
-	r.role, r.leader, r.leaderEpoch = Leader, r.cfg.NodeID, m.LeaderEpoch
-	r.isr = slices.Clone(m.ISR)
-	clear(r.followerEnd)
 	var out Output
-	r.advanceHighWatermark(&out)
+	if r.role == Leader && m.LeaderEpoch == r.leaderEpoch {
+		if m.PartitionEpoch < r.partitionEpoch {
+			return out
+		}
+		if m.PartitionEpoch > r.partitionEpoch {
+			r.proposal = nil
+		}
+	} else {
+		r.answerPositions(&out, kerr.NotLeaderForPartition.Code)
+		r.role, r.leader, r.leaderEpoch = Leader, r.cfg.NodeID, m.LeaderEpoch
+		r.epochStart = r.leo
+		r.proposal = nil
+		clear(r.followers)
+	}
+	r.partitionEpoch = m.PartitionEpoch
+	r.isr = slices.Clone(m.ISR)
+	r.replicas = slices.Clone(m.Replicas)
+	r.trackFollowers()
+	r.progress(&out)
+	r.maybeExpandISR(&out)
 	return out
 }
 
@@ -129,8 +187,9 @@ func (r *Replica) BecomeFollower(m *BecomeFollower) Output {
 		return Output{}
 	}
 	r.role, r.leader, r.leaderEpoch = Follower, m.Leader, m.LeaderEpoch
-	r.isr = nil
-	clear(r.followerEnd)
+	r.partitionEpoch = m.PartitionEpoch
+	r.isr, r.replicas, r.proposal = nil, nil, nil
+	clear(r.followers)
 	var out Output
 	for _, w := range r.waiting {
 		out.Replies = append(out.Replies, r.notLeader(w.id, w.acks))
@@ -167,23 +226,18 @@ func (r *Replica) localEnd() int64 {
 }
 
 // advanceHighWatermark moves the high watermark to the smallest end of the
-// ISR (over members other than this node, their fetched positions; an
-// unknown position holds it back), never backwards, and not while the ISR
-// is below min.insync.replicas. It then completes the waits it satisfies.
+// maximal ISR (the committed ISR plus the addition this leader proposed;
+// over members other than this node, their fetched positions, an unknown
+// position holding it back), never backwards, and not while the committed
+// ISR is below min.insync.replicas (KIP-966). It then completes the waits
+// it satisfies.
 func (r *Replica) advanceHighWatermark(out *Output) {
 	if r.role != Leader || len(r.isr) < r.cfg.MinInSyncReplicas {
 		return
 	}
-	hw := r.localEnd()
-	for _, id := range r.isr {
-		if id == r.cfg.NodeID {
-			continue
-		}
-		end, known := r.followerEnd[id]
-		if !known {
-			return
-		}
-		hw = min(hw, end)
+	hw, ok := r.replicatedEnd()
+	if !ok {
+		return
 	}
 	if hw > r.hw {
 		r.hw = hw

@@ -23,6 +23,10 @@ type shell struct {
 	hwChanged int
 	nextID    uint64
 	now       int64
+	// proposals are the ISR changes proposed; positions the answers to
+	// follower requests, by ID.
+	proposals []ISRChange
+	positions map[uint64]*ReplicaPosition
 }
 
 func newShell(t *testing.T, mutate func(*Config), isr ...int32) *shell {
@@ -35,7 +39,7 @@ func newShell(t *testing.T, mutate func(*Config), isr ...int32) *shell {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &shell{t: t, r: r, replies: map[uint64]*AppendBatchesResult{}, now: 1000}
+	s := &shell{t: t, r: r, replies: map[uint64]*AppendBatchesResult{}, positions: map[uint64]*ReplicaPosition{}, now: 1000}
 	if len(isr) == 0 {
 		isr = []int32{cfg.NodeID}
 	}
@@ -57,6 +61,18 @@ func (s *shell) handle(out Output) {
 	if out.HighWatermarkChanged {
 		s.hwChanged++
 	}
+	if c := out.ProposeISR; c != nil {
+		s.proposals = append(s.proposals, *c)
+	}
+	for _, p := range out.Positions {
+		if _, dup := s.positions[p.ID]; dup {
+			s.t.Fatalf("position %d answered twice", p.ID)
+		}
+		s.positions[p.ID] = p
+	}
+	if out.Truncate != nil {
+		s.t.Fatalf("unexpected truncation %+v", out.Truncate)
+	}
 	if a := out.Append; a != nil {
 		s.handle(s.r.OnLogAppended(s.logAppend(a)))
 	}
@@ -67,7 +83,17 @@ func (s *shell) logAppend(a *AppendToLog) *LogAppended {
 	if s.appendErr != nil {
 		return &LogAppended{Seq: a.Seq, Err: s.appendErr}
 	}
-	if !a.Options.AssignOffsets || a.Options.LeaderEpoch != s.r.Status().LeaderEpoch {
+	if !a.Options.AssignOffsets {
+		// A follower's append: the batches keep their offsets.
+		bs, err := batch.Split(a.Records)
+		if err != nil || len(bs) == 0 || batch.BaseOffset(bs[0]) != s.leo {
+			s.t.Fatalf("follower append at %d: %d batches, %v", s.leo, len(bs), err)
+		}
+		res := log.AppendResult{FirstOffset: s.leo, LastOffset: batch.LastOffset(bs[len(bs)-1])}
+		s.leo = res.LastOffset + 1
+		return &LogAppended{Seq: a.Seq, Result: res}
+	}
+	if a.Options.LeaderEpoch != s.r.Status().LeaderEpoch {
 		s.t.Fatalf("append options %+v", a.Options)
 	}
 	batch.SetBaseOffset(a.Records, s.leo)

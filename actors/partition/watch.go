@@ -29,7 +29,8 @@ func keyOf(pid *actor.PID, id uint64) watchKey {
 // fired reports whether w's condition holds for a replica at st.
 func (w *parkedWatch) fired(st *Status) bool {
 	return st.HighWatermark > w.req.Above || st.LogStartOffset > w.req.Above ||
-		st.LeaderEpoch != w.epoch || st.Role != w.role
+		st.LeaderEpoch != w.epoch || st.Role != w.role ||
+		(w.req.LogEnd && st.replicaEnd > w.req.Above)
 }
 
 // onWatch parks m, or answers it at once when its condition already holds

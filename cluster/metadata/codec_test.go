@@ -106,3 +106,56 @@ func TestDecodeErrors(t *testing.T) {
 		})
 	}
 }
+
+// A BrokerRegistration of version 0 (before RegisteredBefore) still
+// decodes, with RegisteredBefore 0.
+func TestBrokerRegistrationV0(t *testing.T) {
+	v0 := brokerRegistrationV0{NodeID: 3, BrokerEpoch: 42, IncarnationID: uuidN(3), Host: "h", Port: 9092, ActorAddress: "a", Rack: "r"}
+	b, err := encodeMessage(uint8(typeBrokerRegistration), 0, v0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeRecord(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := BrokerRegistrationRecord{NodeID: 3, BrokerEpoch: 42, IncarnationID: uuidN(3), Host: "h", Port: 9092, ActorAddress: "a", Rack: "r"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %#v, want %#v", got, want)
+	}
+	if _, err := DecodeRecord(append([]byte{envelopeHeader, byte(typeBrokerRegistration), 2}, b[3:]...)); !errors.Is(err, ErrUnsupportedVersion) {
+		t.Errorf("version 2: %v", err)
+	}
+	// Version 1 holds eight fields, version 0 seven: neither reads the other.
+	cur, _ := EncodeRecord(want)
+	if _, err := DecodeRecord(append([]byte{envelopeHeader, byte(typeBrokerRegistration), 0}, cur[3:]...)); !errors.Is(err, ErrMalformedRecord) {
+		t.Errorf("version 1 bytes as version 0: %v", err)
+	}
+}
+
+// A snapshot keeps the offset of every broker's registration.
+func TestSnapshotKeepsRegisteredAt(t *testing.T) {
+	img := threeBrokers(t) // brokers registered at offsets 2, 4, 6
+	img = withTopic(t, img, "orders", 1, 3, 3)
+	want := map[int32]int64{1: 2, 2: 4, 3: 6}
+	restored, err := Restore(img.Records(), img.Offset())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, im := range []*Image{img, restored} {
+		for _, br := range im.Brokers() {
+			if br.RegisteredAt != want[br.NodeID] {
+				t.Errorf("broker %d registered at %d, want %d", br.NodeID, br.RegisteredAt, want[br.NodeID])
+			}
+		}
+	}
+	if !restored.Equal(img) {
+		t.Error("restored image differs")
+	}
+	// A snapshot record cannot claim a registration before offset 0.
+	bad := registration(4, 100)
+	bad.RegisteredBefore = img.Offset() + 2
+	if _, err := img.Apply(bad, img.Offset()+1); !errors.Is(err, ErrInvalidRecord) {
+		t.Errorf("registered before offset 0: %v", err)
+	}
+}

@@ -63,6 +63,16 @@ func itemErrors(res Result) []APIError {
 		}
 	case *AllocateProducerIDsResult:
 		out = append(out, r.Error)
+	case *RegisterBrokerResult:
+		out = append(out, r.Error)
+	case *BrokerHeartbeatResult:
+		out = append(out, r.Error)
+	case *ElectLeadersResult:
+		out = append(out, r.Errors...)
+	case *AlterPartitionResult:
+		for _, p := range r.Partitions {
+			out = append(out, p.Error)
+		}
 	}
 	return out
 }

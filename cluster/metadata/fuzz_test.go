@@ -46,3 +46,45 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeRequest feeds arbitrary bytes to DecodeRequest and
+// DecodeResult. They must never panic, and whatever they accept must
+// encode and decode back to the same message.
+func FuzzDecodeRequest(f *testing.F) {
+	for _, r := range sampleRequests() {
+		b, err := EncodeRequest(r)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, r := range sampleResults() {
+		b, err := EncodeResult(r)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if req, err := DecodeRequest(data); err == nil {
+			b, err := EncodeRequest(req)
+			if err != nil {
+				t.Fatalf("decoded %#v but cannot encode it: %v", req, err)
+			}
+			again, err := DecodeRequest(b)
+			if err != nil || !reflect.DeepEqual(again, req) {
+				t.Fatalf("re-encoding changed the request: %#v, %#v, %v", req, again, err)
+			}
+		}
+		if res, err := DecodeResult(data); err == nil {
+			b, err := EncodeResult(res)
+			if err != nil {
+				t.Fatalf("decoded %#v but cannot encode it: %v", res, err)
+			}
+			again, err := DecodeResult(b)
+			if err != nil || !reflect.DeepEqual(again, res) {
+				t.Fatalf("re-encoding changed the result: %#v, %#v, %v", res, again, err)
+			}
+		}
+	})
+}

@@ -3,6 +3,8 @@ package metadata
 import (
 	"encoding/binary"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // uuidN returns a distinct, valid UUID for every n >= 0, spread so that
@@ -74,7 +76,7 @@ func sampleRecords() []Record {
 		ClusterCreatedRecord{ClusterID: clusterIDForTest()},
 		ControllerChangedRecord{ControllerID: 2, Term: 7},
 		BrokerRegistrationRecord{NodeID: 3, BrokerEpoch: 42, IncarnationID: uuidN(3), Host: "broker-3.example",
-			Port: 9092, ActorAddress: "10.0.0.3:8090", Rack: "rack-a"},
+			Port: 9092, ActorAddress: "10.0.0.3:8090", Rack: "rack-a", RegisteredBefore: 17},
 		BrokerFencedRecord{NodeID: 3, BrokerEpoch: 42},
 		BrokerUnfencedRecord{NodeID: 3, BrokerEpoch: 42},
 		BrokerUnregisteredRecord{NodeID: 3, BrokerEpoch: 42},
@@ -88,5 +90,54 @@ func sampleRecords() []Record {
 		PartitionChangeRecord{TopicID: uuidN(1), Partition: 4, Leader: NoLeader},
 		PartitionChangeRecord{TopicID: uuidN(1), Partition: 4, Leader: 3, ISR: []int32{}},
 		ProducerIDsBlockRecord{BrokerID: 1, BrokerEpoch: 10, FirstProducerID: 5000, Size: 1000},
+	}
+}
+
+// applyBatch applies recs as one log entry (one offset, after img's), as
+// the controller proposes them, and fails the test on an error.
+func applyBatch(t testing.TB, img *Image, recs ...Record) *Image {
+	t.Helper()
+	b := NewBuilder(img)
+	for _, r := range recs {
+		if err := b.Apply(r, img.Offset()+1); err != nil {
+			t.Fatalf("apply batch: %v", err)
+		}
+	}
+	return b.Image()
+}
+
+// bigTopic adds topic name (id uuidN(idN)) with n partitions, each on
+// replicas with the ISR replicas and the first replica leading, from
+// records built by hand (past what one request may create).
+func bigTopic(t testing.TB, img *Image, name string, idN int, n int, replicas ...int32) *Image {
+	t.Helper()
+	recs := []Record{TopicRecord{Name: name, TopicID: uuidN(idN)}}
+	for i := range n {
+		recs = append(recs, PartitionRecord{TopicID: uuidN(idN), Partition: int32(i),
+			Replicas: replicas, ISR: replicas, Leader: replicas[0]})
+	}
+	return applyBatch(t, img, recs...)
+}
+
+// evalApply evaluates req with c against img and applies its records as
+// one batch.
+func evalApply(t testing.TB, c *Controller, img *Image, req Request) (Result, []Record, *Image) {
+	t.Helper()
+	res, recs := c.Evaluate(img, req)
+	if len(recs) > 0 {
+		img = applyBatch(t, img, recs...)
+	}
+	return res, recs, img
+}
+
+// wantCode fails the test unless e has the code of k (nil: no error).
+func wantCode(t testing.TB, what string, e APIError, k *kerr.Error) {
+	t.Helper()
+	want := int16(0)
+	if k != nil {
+		want = k.Code
+	}
+	if e.Code != want {
+		t.Errorf("%s: %v (%s), want %v", what, kerr.ErrorForCode(e.Code), e.Message, k)
 	}
 }

@@ -29,6 +29,16 @@ func sampleRequests() []Request {
 		}},
 		&AutoCreateTopicsRequest{Names: []string{"a", "b"}},
 		&AllocateProducerIDsRequest{BrokerID: 3, BrokerEpoch: 77},
+		&RegisterBrokerRequest{NodeID: 2, IncarnationID: uuidN(7), Host: "broker-2.example", Port: 9092,
+			ActorAddress: "10.0.0.2:8090", Rack: "rack-b", NowMs: 123456},
+		&BrokerHeartbeatRequest{NodeID: 2, BrokerEpoch: 40, MetadataOffset: 99, WantFence: true, WantShutDown: true, NowMs: 7},
+		&ElectLeadersRequest{Proposals: []LeaderProposal{
+			{TopicID: uuidN(1), Partition: 3, Candidate: 2, BrokerEpoch: 40, PartitionEpoch: 5, Unclean: true},
+			{TopicID: uuidN(2), Candidate: 1, BrokerEpoch: 41},
+		}},
+		&AlterPartitionRequest{BrokerID: 2, BrokerEpoch: 40, Changes: []ISRProposal{
+			{TopicID: uuidN(1), Partition: 3, Leader: 2, BrokerEpoch: 40, LeaderEpoch: 4, PartitionEpoch: 6, ISR: []int32{2, 1}},
+		}},
 	}
 }
 
@@ -45,6 +55,13 @@ func sampleResults() []Result {
 		&AlterConfigsResult{Resources: []ResourceError{{Type: 2, Name: "orders"}, {Type: 4, Name: "1", Error: APIError{Code: 42, Message: "m"}}}},
 		&AutoCreateTopicsResult{Topics: []TopicError{{Name: "a"}, {Name: "b", Error: APIError{Code: 5, Message: "retry"}}}},
 		&AllocateProducerIDsResult{FirstProducerID: 4000, Size: 1000, Error: APIError{Code: 77, Message: "stale"}},
+		&RegisterBrokerResult{Error: APIError{Code: 101, Message: "dup"}, BrokerEpoch: 12},
+		&BrokerHeartbeatResult{Error: APIError{Code: 77, Message: "m"}, IsCaughtUp: true, IsFenced: true, ShouldShutDown: true},
+		&ElectLeadersResult{Errors: []APIError{{}, {Code: 84, Message: "led"}}},
+		&AlterPartitionResult{Partitions: []AlterPartitionItem{
+			{TopicID: uuidN(1), Partition: 3, LeaderEpoch: 4, PartitionEpoch: 7, ISR: []int32{2}},
+			{TopicID: uuidN(2), Error: APIError{Code: 95, Message: "stale"}},
+		}},
 	}
 }
 
@@ -139,6 +156,57 @@ func TestDecodeRequestErrors(t *testing.T) {
 		}
 		if _, err := DecodeResult(c.b); !errors.Is(err, c.want) {
 			t.Errorf("%s (result): %v, want %v", c.name, err, c.want)
+		}
+	}
+}
+
+// A LeaderProposal encoded before Unclean was appended (five fields)
+// still decodes, with Unclean false; other lengths are refused.
+func TestLeaderProposalWithoutUnclean(t *testing.T) {
+	type proposalV0 struct {
+		_msgpack       struct{} `msgpack:",as_array"`
+		TopicID        UUID
+		Partition      int32
+		Candidate      int32
+		BrokerEpoch    int64
+		PartitionEpoch int32
+	}
+	type requestV0 struct {
+		_msgpack  struct{} `msgpack:",as_array"`
+		Proposals []proposalV0
+	}
+	old := requestV0{Proposals: []proposalV0{{TopicID: uuidN(1), Partition: 2, Candidate: 3, BrokerEpoch: 4, PartitionEpoch: 5}}}
+	b, err := encodeMessage(uint8(kindElectLeaders), 0, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeRequest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &ElectLeadersRequest{Proposals: []LeaderProposal{{TopicID: uuidN(1), Partition: 2, Candidate: 3, BrokerEpoch: 4, PartitionEpoch: 5}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %#v, want %#v", got, want)
+	}
+	// Hand-made: six fields decode, seven or four are not a LeaderProposal.
+	proposal := func(n byte) []byte {
+		b := []byte{envelopeHeader, byte(kindElectLeaders), 0, 0x91, 0x91, 0x90 | n, 0xc4, 16}
+		b = append(b, make([]byte, 16)...)
+		for i := byte(1); i < n; i++ {
+			if i == 5 {
+				b = append(b, 0xc3) // Unclean: true
+			} else {
+				b = append(b, 0x01)
+			}
+		}
+		return b
+	}
+	if got, err := DecodeRequest(proposal(6)); err != nil || !got.(*ElectLeadersRequest).Proposals[0].Unclean {
+		t.Errorf("six fields: %+v, %v", got, err)
+	}
+	for _, n := range []byte{4, 7} {
+		if _, err := DecodeRequest(proposal(n)); !errors.Is(err, ErrMalformedRecord) {
+			t.Errorf("%d fields: %v", n, err)
 		}
 	}
 }

@@ -66,6 +66,11 @@ type Transport struct {
 	mu      sync.RWMutex
 	down    map[string]bool
 	stopped bool
+
+	// lifecycle keeps SetDown's endpoint event and Stop's shutdown apart:
+	// protoactor's endpoint manager clears its connection map on shutdown
+	// and would dereference it in an event handler still running.
+	lifecycle sync.Mutex
 }
 
 // Start makes system reachable from other nodes. If the embedding program
@@ -74,13 +79,9 @@ type Transport struct {
 // start a second one (ListenAddr is then ignored); otherwise it starts one
 // and Stop shuts it down.
 func Start(system *actor.ActorSystem, cfg Config) (*Transport, error) {
-	c, err := newCodec(cfg.Types)
+	t, err := newTransport(system, cfg)
 	if err != nil {
 		return nil, err
-	}
-	t := &Transport{system: system, codec: c, log: cfg.Logger, down: make(map[string]bool)}
-	if t.log == nil {
-		t.log = slog.Default()
 	}
 	if system.Address() != localAddress {
 		r, ok := system.Extensions.Get((*remote.Remote)(nil).ExtensionID()).(*remote.Remote)
@@ -94,6 +95,20 @@ func Start(system *actor.ActorSystem, cfg Config) (*Transport, error) {
 		return nil, err
 	}
 	t.owned, t.addr = true, system.Address()
+	return t, nil
+}
+
+// newTransport returns a Transport for system's current address, with no
+// remote attached yet.
+func newTransport(system *actor.ActorSystem, cfg Config) (*Transport, error) {
+	c, err := newCodec(cfg.Types)
+	if err != nil {
+		return nil, err
+	}
+	t := &Transport{system: system, addr: system.Address(), codec: c, log: cfg.Logger, down: make(map[string]bool)}
+	if t.log == nil {
+		t.log = slog.Default()
+	}
 	return t, nil
 }
 
@@ -202,16 +217,28 @@ func (t *Transport) SetDown(addr string, down bool) {
 	} else {
 		delete(t.down, addr)
 	}
-	stopped := t.stopped
 	t.mu.Unlock()
-	if down && changed && !stopped {
-		// protoactor's endpoint manager answers this event, which its own
-		// writer publishes when a connection fails, by removing the
-		// endpoint for the address and stopping its writer (closing the
-		// gRPC connection) and its watcher.
-		t.system.EventStream.Publish(&remote.EndpointTerminatedEvent{Address: addr})
-		t.log.Info("transport: node marked down, endpoint closed", slog.String("address", addr))
+	if !down || !changed {
+		return
 	}
+	t.lifecycle.Lock()
+	defer t.lifecycle.Unlock()
+	if t.isStopped() {
+		return
+	}
+	// protoactor's endpoint manager answers this event, which its own
+	// writer publishes when a connection fails, by removing the endpoint
+	// for the address and stopping its writer (closing the gRPC
+	// connection) and its watcher.
+	t.system.EventStream.Publish(&remote.EndpointTerminatedEvent{Address: addr})
+	t.log.Info("transport: node marked down, endpoint closed", slog.String("address", addr))
+}
+
+// isStopped reports whether Stop was called.
+func (t *Transport) isStopped() bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.stopped
 }
 
 // Stop shuts the remote down if Start started it, and makes Send to any
@@ -221,7 +248,25 @@ func (t *Transport) Stop() {
 	stopped := t.stopped
 	t.stopped = true
 	t.mu.Unlock()
-	if !stopped && t.owned {
-		t.remote.Shutdown(true)
+	if stopped || !t.owned {
+		return
 	}
+	t.lifecycle.Lock()
+	defer t.lifecycle.Unlock()
+	t.shutdown()
+}
+
+// shutdown shuts the remote down gracefully (peers are told to disconnect).
+// The pinned protoactor panics there when an inbound connection closes at
+// the same moment (endpointManager.stop sends on the connection's closed
+// disconnect channel); the panic is in this goroutine, so it is recovered
+// and the gRPC server stopped at once instead.
+func (t *Transport) shutdown() {
+	defer func() {
+		if p := recover(); p != nil {
+			t.log.Warn("transport: graceful remote shutdown failed, stopping the server", slog.Any("panic", p))
+			t.remote.Shutdown(false)
+		}
+	}()
+	t.remote.Shutdown(true)
 }

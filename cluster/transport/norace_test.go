@@ -1,0 +1,6 @@
+//go:build !race
+
+package transport
+
+// raceEnabled is set under the race detector; see needRemote.
+const raceEnabled = false

@@ -327,4 +327,3 @@ func (a *metadataActor) failAll(err error) {
 	}
 	a.settled, a.routes, a.parked = nil, map[uint64]*route{}, nil
 }
-

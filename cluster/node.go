@@ -451,4 +451,4 @@ func (b *nodeBroker) ProducerID(ctx context.Context) (int64, error) {
 	return (*Node)(b).ProducerID(ctx)
 }
 func (b *nodeBroker) GroupCoordinators() *group.Coordinators { return b.groups.groups }
-func (b *nodeBroker) LeaseValid() bool                      { return (*Node)(b).LeaseValid() }
+func (b *nodeBroker) LeaseValid() bool                       { return (*Node)(b).LeaseValid() }

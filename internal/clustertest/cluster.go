@@ -141,6 +141,7 @@ func (c *Cluster) start(id int32) error {
 		"gossip.profile":           "relaxed",
 		"controller.quorum.voters": strings.Join(voters, ","),
 		"remote.listener":          "127.0.0.1:0",
+		"listeners":                "PLAINTEXT://" + c.kafka[id],
 	}
 	maps.Copy(props, c.opts.Configs)
 	for k, v := range props {

@@ -186,8 +186,13 @@ func (r *Replica) BecomeFollower(m *BecomeFollower) Output {
 	if m.LeaderEpoch < r.leaderEpoch {
 		return Output{}
 	}
+	if r.role == Follower && m.LeaderEpoch == r.leaderEpoch {
+		// The same leadership seen again: the partition epoch only grows.
+		r.partitionEpoch = max(r.partitionEpoch, m.PartitionEpoch)
+	} else {
+		r.partitionEpoch = m.PartitionEpoch
+	}
 	r.role, r.leader, r.leaderEpoch = Follower, m.Leader, m.LeaderEpoch
-	r.partitionEpoch = m.PartitionEpoch
 	r.isr, r.replicas, r.proposal = nil, nil, nil
 	clear(r.followers)
 	var out Output

@@ -176,6 +176,9 @@ func (a *partitionActor) replyPosition(ctx actor.Context, p pendingReply, pos *R
 	}
 	out := *pos
 	out.ID = p.callerID
+	if out.ErrorCode == kerr.NotLeaderForPartition.Code && a.board.stopped.Load() {
+		out.ErrorCode = a.board.goneCode()
+	}
 	ctx.Send(p.to, &out)
 }
 

@@ -596,3 +596,63 @@ func TestFollowerFetchDivergingIgnored(t *testing.T) {
 		t.Fatalf("high watermark %d, want 6", st.HighWatermark)
 	}
 }
+
+// After a restart the high watermark is only the log start offset (no
+// checkpoint says more): a leader with followers moves it up once they
+// have fetched, a follower from its leader's.
+func TestReplicationRestartHighWatermark(t *testing.T) {
+	c := newReplCluster(t)
+	defer c.stop()
+	a, b := c.start(1, nil, false, 1), c.start(2, nil, false, 1)
+	a.lead(1, 1, []int32{1, 2}, []int32{1, 2})
+	b.follow(1, 1, 1)
+	a.produceWait(plain(t, 3), 1)
+	c.catchUp(b, a)
+	c.fetchOnce(b, a)
+	if st := b.sync(); st.HighWatermark != 3 {
+		t.Fatalf("follower status %+v", st)
+	}
+	// Both restart.
+	for _, n := range []*replNode{a, b} {
+		n.stop()
+		delete(c.nodes, n.id)
+	}
+	a, b = c.start(1, a.fsys, false, 1), c.start(2, b.fsys, false, 1)
+	if st := b.sync(); st.HighWatermark != 0 || st.LogEndOffset != 3 || st.LatestEpoch != 1 {
+		t.Fatalf("restarted follower status %+v", st)
+	}
+	a.lead(2, 2, []int32{1, 2}, []int32{1, 2})
+	b.follow(1, 2, 2)
+	if st := a.sync(); st.HighWatermark != 0 {
+		t.Fatalf("restarted leader's high watermark %d before its follower fetched", st.HighWatermark)
+	}
+	b.lastEpoch = 1
+	c.fetchOnce(b, a)
+	if st := a.sync(); st.HighWatermark != 3 {
+		t.Fatalf("leader high watermark %d, want 3", st.HighWatermark)
+	}
+	c.fetchOnce(b, a)
+	if st := b.sync(); st.HighWatermark != 3 {
+		t.Fatalf("follower high watermark %d, want 3", st.HighWatermark)
+	}
+}
+
+// A stopped follower answers the fetcher's requests NOT_LEADER_OR_FOLLOWER.
+func TestReplicationStoppedFollowerAnswers(t *testing.T) {
+	c := newReplCluster(t)
+	defer c.stop()
+	f := c.start(2, nil, false, 1)
+	f.follow(1, 1, 1)
+	if err := f.c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, send := range []func(*actor.PID){
+		func(to *actor.PID) { f.c.SendAppendReplicated(&AppendReplicated{ID: 5, LeaderEpoch: 1}, to) },
+		func(to *actor.PID) { f.c.SendTruncateDiverging(&TruncateDiverging{ID: 5, LeaderEpoch: 1}, to) },
+		func(to *actor.PID) { f.c.SendResetToLeaderStart(&ResetToLeaderStart{ID: 5, LeaderEpoch: 1}, to) },
+	} {
+		if pos := f.ask(send).(*ReplicaPosition); pos.ID != 5 || pos.ErrorCode != kerr.NotLeaderForPartition.Code {
+			t.Fatalf("position %+v", pos)
+		}
+	}
+}

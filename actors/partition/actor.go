@@ -262,6 +262,7 @@ func rebuild(cfg ActorConfig, logger *slog.Logger) (*Replica, replayInfo, error)
 	if err != nil {
 		return nil, info, fmt.Errorf("partition: creating replica for %s: %w", l.TopicPartition(), err)
 	}
+	r.noProposals = cfg.ProposeISR == nil
 	return r, info, nil
 }
 

@@ -89,8 +89,10 @@ type Replica struct {
 	// epochStart is the log end offset when this leadership began: the
 	// start offset of the leader's epoch, for the ISR join rule.
 	epochStart int64
-	// proposal is the outstanding ISR change, nil if none (isr.go).
-	proposal *isrProposal
+	// proposal is the outstanding ISR change, nil if none (isr.go);
+	// noProposals is set by a shell that has nowhere to send them.
+	proposal    *isrProposal
+	noProposals bool
 
 	logStart, leo, flushed, hw int64
 	latestEpoch                int32

@@ -33,7 +33,7 @@ type requestKind uint8
 // The request kinds. Tags are never reused. The admin requests (1-6) come
 // from the wire; the brokers' own (7-10: registration, heartbeats, leader
 // elections, ISR changes) are built on the record builders of
-// proposals.go and isr.go, and each types is in the file of its kind.
+// proposals.go and isr.go, and each type is in the file of its kind.
 const (
 	kindCreateTopics        requestKind = 1
 	kindCreatePartitions    requestKind = 2

@@ -34,7 +34,7 @@ func (b *Builder) applyBrokerRegistration(r BrokerRegistrationRecord, offset int
 	if err := validateRegistration(r); err != nil {
 		return err
 	}
-	if r.RegisteredAt < 0 || r.RegisteredAt > offset {
+	if r.RegisteredAt < 0 || r.RegisteredAt > max(offset, 0) {
 		return invalid("registered at offset %d, applied at offset %d", r.RegisteredAt, offset)
 	}
 	at := r.RegisteredAt

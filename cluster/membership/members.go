@@ -26,7 +26,9 @@ type Config struct {
 	// address and nodes not up yet: Start returns at once and a background
 	// loop keeps trying to join (backoff from 100 ms to 2 s) until some
 	// other member is known, and again whenever this node is alone (all
-	// others gone), until Leave or Stop.
+	// others gone), until Leave or Stop. The own address is recognised as
+	// spelled in BindAddr or as Addr returns it; another spelling only
+	// costs a useless join attempt now and then.
 	Join []string
 	// Profile is the memberlist timing profile (Fast in production,
 	// Relaxed in tests).
@@ -130,9 +132,12 @@ func Start(cfg Config) (*Members, error) {
 		return nil, fmt.Errorf("membership: start gossip on %s: %w", cfg.BindAddr, err)
 	}
 	m.ml = ml
-	m.addr = ml.LocalNode().Address()
+	addr := ml.LocalNode().Address()
+	m.mu.Lock() // the delegate, already running, reads it
+	m.addr = addr
+	m.mu.Unlock()
 	for _, s := range cfg.Join {
-		if s != m.addr && s != cfg.BindAddr && s != "" {
+		if s != addr && s != cfg.BindAddr && s != "" {
 			m.seeds = append(m.seeds, s)
 		}
 	}
@@ -187,7 +192,11 @@ func setAdvertise(mc *memberlist.Config, advertise, bindHost string, bindPort in
 }
 
 // Addr returns the gossip address others reach, host:port.
-func (m *Members) Addr() string { return m.addr }
+func (m *Members) Addr() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.addr
+}
 
 // Local returns this node as a member: Alive, Left after Leave, Dead
 // after Stop without Leave.

@@ -271,7 +271,7 @@ func TestStartErrors(t *testing.T) {
 func TestJoinLoop(t *testing.T) {
 	log := newTestLog(t)
 	seedAddr := freeAddr(t)
-	a := mustStart(t, log, testMeta(1), "127.0.0.1:0", []string{a0(seedAddr)})
+	a := mustStart(t, log, testMeta(1), "127.0.0.1:0", []string{seedAddr})
 	time.Sleep(time.Second) // the scenario: the seed is not up yet
 	if ms := a.Members(); len(ms) != 0 {
 		t.Fatalf("members before the seed is up: %+v", ms)
@@ -290,10 +290,6 @@ func TestJoinLoop(t *testing.T) {
 		t.Fatalf("Alive %v", got)
 	}
 }
-
-// a0 is the seed address as given: a helper only so the call reads as a
-// list.
-func a0(s string) string { return s }
 
 // startOn starts a node without seeds on addr, retrying while the port is
 // still taken (by another test's socket, or the previous process there).

@@ -75,10 +75,11 @@ var heartbeatErrors = []errorRow{
 //     ISR, its partitions leaderless; when that takes more than one
 //     operation the records are the partition changes that fit, IsFenced is
 //     false, and the next heartbeat goes on);
-//   - WantShutDown: ShouldShutDown once the broker leads no partition. For
-//     now the controller moves no leadership for it (the controlled
-//     shutdown's handover is the broker's, before it asks): a broker that
-//     still leads is told to wait.
+//   - WantShutDown: ShouldShutDown once the broker leads no partition
+//     (in the image with this heartbeat's records). For now that is all:
+//     the controller moves no leadership for it; the controlled shutdown's
+//     handover of leaderships is built elsewhere, and until it is done a
+//     broker that still leads is told to wait (ShouldShutDown false).
 func (c *Controller) brokerHeartbeat(img *Image, r *BrokerHeartbeatRequest) (*BrokerHeartbeatResult, []Record) {
 	br, err := img.currentBroker(r.NodeID, r.BrokerEpoch)
 	if err != nil {

@@ -23,7 +23,7 @@ type Broker struct {
 	// RegisteredAt is the log offset of the registration record: a broker
 	// that has applied the log up to it has caught up enough to be
 	// unfenced (Kafka's registerBrokerRecordOffset). It is a fact of the
-	// log, kept across snapshots (BrokerRegistrationRecord.RegisteredBefore).
+	// log, kept across snapshots (BrokerRegistrationRecord.RegisteredAt).
 	RegisteredAt int64
 }
 
@@ -34,8 +34,12 @@ func (b *Builder) applyBrokerRegistration(r BrokerRegistrationRecord, offset int
 	if err := validateRegistration(r); err != nil {
 		return err
 	}
-	if r.RegisteredBefore < 0 || r.RegisteredBefore > max(offset, 0) {
-		return invalid("registered %d offsets before offset %d", r.RegisteredBefore, offset)
+	if r.RegisteredAt < 0 || r.RegisteredAt > max(offset, 0) {
+		return invalid("registered at offset %d, applied at offset %d", r.RegisteredAt, offset)
+	}
+	at := r.RegisteredAt
+	if at == 0 {
+		at = max(offset, 0)
 	}
 	if old, ok := b.img.brokers.get(r.NodeID); ok && r.BrokerEpoch <= old.Epoch {
 		return fmt.Errorf("%w: epoch %d is not above the current epoch %d of node %d",
@@ -50,7 +54,7 @@ func (b *Builder) applyBrokerRegistration(r BrokerRegistrationRecord, offset int
 		ActorAddress:  r.ActorAddress,
 		Rack:          r.Rack,
 		Fenced:        true,
-		RegisteredAt:  max(offset, 0) - r.RegisteredBefore,
+		RegisteredAt:  at,
 	})
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 // (msgpack's as_array). Adding, removing or retyping a field needs a new
 // version; the decoder keeps reading every older version it lists.
 //
-// Versions past 0: BrokerRegistration 1 added RegisteredBefore.
+// Versions past 0: BrokerRegistration 1 added RegisteredAt.
 
 // recordCodec describes how to read one record type.
 type recordCodec struct {
@@ -48,7 +48,7 @@ var recordCodecs = map[recordType]recordCodec{
 var olderBrokerRegistrations = map[uint8]func(*msgpack.Decoder) (Record, error){0: decodeBrokerRegistrationV0}
 
 // brokerRegistrationV0 is BrokerRegistrationRecord as version 0 wrote it,
-// without RegisteredBefore.
+// without RegisteredAt.
 type brokerRegistrationV0 struct {
 	_msgpack      struct{} `msgpack:",as_array"`
 	NodeID        int32

@@ -107,8 +107,8 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-// A BrokerRegistration of version 0 (before RegisteredBefore) still
-// decodes, with RegisteredBefore 0.
+// A BrokerRegistration of version 0 (before RegisteredAt) still decodes,
+// with RegisteredAt 0.
 func TestBrokerRegistrationV0(t *testing.T) {
 	v0 := brokerRegistrationV0{NodeID: 3, BrokerEpoch: 42, IncarnationID: uuidN(3), Host: "h", Port: 9092, ActorAddress: "a", Rack: "r"}
 	b, err := encodeMessage(uint8(typeBrokerRegistration), 0, v0)
@@ -152,10 +152,18 @@ func TestSnapshotKeepsRegisteredAt(t *testing.T) {
 	if !restored.Equal(img) {
 		t.Error("restored image differs")
 	}
-	// A snapshot record cannot claim a registration before offset 0.
-	bad := registration(4, 100)
-	bad.RegisteredBefore = img.Offset() + 2
-	if _, err := img.Apply(bad, img.Offset()+1); !errors.Is(err, ErrInvalidRecord) {
-		t.Errorf("registered before offset 0: %v", err)
+	// A snapshot record cannot claim a registration after its offset, nor
+	// before offset 0.
+	for _, at := range []int64{img.Offset() + 2, -1} {
+		bad := registration(4, 100)
+		bad.RegisteredAt = at
+		if _, err := img.Apply(bad, img.Offset()+1); !errors.Is(err, ErrInvalidRecord) {
+			t.Errorf("registered at %d: %v", at, err)
+		}
+	}
+	// The same facts give the same snapshot records at any offset.
+	later := applyAll(t, img, TopicRecord{Name: "later", TopicID: uuidN(5)})
+	if got, want := later.Records()[2], img.Records()[2]; !reflect.DeepEqual(got, want) {
+		t.Errorf("registration in a later snapshot %v, want %v", got, want)
 	}
 }

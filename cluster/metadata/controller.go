@@ -34,7 +34,16 @@ type Controller struct {
 // error, and the records that make the valid items, which apply to img as
 // one batch and fit one operation (CheckOp: past it every valid item fails
 // with POLICY_VIOLATION and no records are returned). A request that only
-// validates returns no records. img is not changed.
+// validates returns no records. img is not changed; c.Sessions is (a
+// heartbeat records its session).
+//
+// The batched broker requests (ElectLeadersRequest, AlterPartitionRequest)
+// stop at one operation's records and answer the rest with a retriable
+// error. A registration or heartbeat whose fencing takes more than one
+// operation returns the first operation's records with a retriable error
+// (RegisterBrokerRequest) or IsFenced false (BrokerHeartbeatRequest): the
+// records move partitions and are to be proposed all the same, and the
+// retry goes on.
 func (c *Controller) Evaluate(img *Image, req Request) (Result, []Record) {
 	var res Result
 	var recs []Record

@@ -12,10 +12,13 @@
 // EncodeRecord and DecodeRecord turn one into the bytes of a log entry:
 // a type tag, a version and a msgpack payload.
 //
-// Changes are asked for as data: a Request (CreateTopicsRequest,
-// CreatePartitionsRequest, DeleteTopicsRequest, AlterConfigsRequest,
-// AutoCreateTopicsRequest, AllocateProducerIDsRequest) is a plain struct
-// that any node sends to the controller (the metadata quorum's leader),
+// Changes are asked for as data: a Request (the admin requests
+// CreateTopicsRequest, CreatePartitionsRequest, DeleteTopicsRequest,
+// AlterConfigsRequest, AutoCreateTopicsRequest,
+// AllocateProducerIDsRequest; the brokers' own RegisterBrokerRequest,
+// BrokerHeartbeatRequest, ElectLeadersRequest, AlterPartitionRequest) is
+// a plain struct that any node sends to the controller (the metadata
+// quorum's leader),
 // and a Result answers each of its items with a Kafka error code and
 // message (APIError): no function and no Go error crosses between nodes.
 // EncodeRequest and EncodeResult give their msgpack bytes, in the records'
@@ -29,11 +32,15 @@
 // DeleteTopicRecords, RegisterBrokerRecords, FenceBrokerRecords,
 // ElectLeader, ChangeISR, AllocateProducerIDs) are pure functions of an
 // image and a proposal that return the records to propose, or the error
-// the proposal deserves; the evaluators are built on them, and broker
-// registration, heartbeats, elections and ISR changes become Requests the
-// same way. The controller calls them against its latest image,
+// the proposal deserves; the evaluators are built on them. The
+// controller calls them against its latest image,
 // including records it proposed that are not committed yet, so that two
 // proposals in flight cannot both pass a check that only one of them may.
+//
+// Sessions is the controller's memory of broker liveness (heartbeats and
+// memberlist's hints), the one piece of controller state that is no log
+// fact: it decides when Controller.FenceExpired fences a broker and
+// whether a registration would take a live process's node id.
 //
 // # The caller's duties
 //

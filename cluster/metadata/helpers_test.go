@@ -76,7 +76,7 @@ func sampleRecords() []Record {
 		ClusterCreatedRecord{ClusterID: clusterIDForTest()},
 		ControllerChangedRecord{ControllerID: 2, Term: 7},
 		BrokerRegistrationRecord{NodeID: 3, BrokerEpoch: 42, IncarnationID: uuidN(3), Host: "broker-3.example",
-			Port: 9092, ActorAddress: "10.0.0.3:8090", Rack: "rack-a", RegisteredBefore: 17},
+			Port: 9092, ActorAddress: "10.0.0.3:8090", Rack: "rack-a", RegisteredAt: 17},
 		BrokerFencedRecord{NodeID: 3, BrokerEpoch: 42},
 		BrokerUnfencedRecord{NodeID: 3, BrokerEpoch: 42},
 		BrokerUnregisteredRecord{NodeID: 3, BrokerEpoch: 42},

@@ -19,10 +19,10 @@ import (
 //
 // Deciding whether a registration may replace a live one (a duplicate
 // node id) is the controller's job, not this function's. reg's
-// RegisteredBefore is replaced by 0: the registration is the new record.
+// RegisteredAt is replaced by 0: the registration is the new record.
 func RegisterBrokerRecords(img *Image, reg BrokerRegistrationRecord) ([]Record, int64, error) {
 	reg.BrokerEpoch = max(img.offset+1, 0)
-	reg.RegisteredBefore = 0
+	reg.RegisteredAt = 0
 	var recs []Record
 	if old, ok := img.brokers.get(reg.NodeID); ok {
 		reg.BrokerEpoch = max(reg.BrokerEpoch, old.Epoch+1)

@@ -71,11 +71,12 @@ type BrokerRegistrationRecord struct {
 	ActorAddress string
 	// Rack is the broker.rack, empty if none.
 	Rack string
-	// RegisteredBefore is 0 in the log: the registration is this record.
-	// In a snapshot (Image.Records) it is how many offsets before the
-	// snapshot's offset the registration was made, so that the restored
-	// Broker.RegisteredAt is the original registration's offset.
-	RegisteredBefore int64
+	// RegisteredAt is 0 in the log: the registration is this record, at
+	// its own offset. In a snapshot (Image.Records) it is the offset of
+	// the original registration record, so that the restored
+	// Broker.RegisteredAt is that offset (0 there too stands for the
+	// record's offset: no raft entry has index 0).
+	RegisteredAt int64
 }
 
 // BrokerFencedRecord fences a broker: it may no longer lead or join an ISR.
@@ -238,8 +239,8 @@ func (r ControllerChangedRecord) String() string {
 func (r BrokerRegistrationRecord) String() string {
 	s := fmt.Sprintf("BrokerRegistration{node=%d epoch=%d incarnation=%s kafka=%s actor=%q rack=%q",
 		r.NodeID, r.BrokerEpoch, r.IncarnationID, hostPort(r.Host, r.Port), r.ActorAddress, r.Rack)
-	if r.RegisteredBefore != 0 {
-		s += fmt.Sprintf(" registered_before=%d", r.RegisteredBefore)
+	if r.RegisteredAt != 0 {
+		s += fmt.Sprintf(" registered_at=%d", r.RegisteredAt)
 	}
 	return s + "}"
 }

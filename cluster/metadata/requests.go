@@ -30,10 +30,10 @@ type Result interface {
 // requestKind tags a request and its result in their encoding.
 type requestKind uint8
 
-// The request kinds. Tags are never reused. The admin requests (1-6) come
-// from the wire; the brokers' own (7-10: registration, heartbeats, leader
-// elections, ISR changes) are built on the record builders of
-// proposals.go and isr.go, and each types is in the file of its kind.
+// The request kinds. Tags are never reused. Kinds 1-6 serve Kafka
+// requests of clients; 7-10 are the brokers' own (registration,
+// heartbeats, leader elections, ISR changes), built on the record builders
+// of proposals.go and isr.go, each kind's types in its own file.
 const (
 	kindCreateTopics        requestKind = 1
 	kindCreatePartitions    requestKind = 2

@@ -19,7 +19,7 @@ func (img *Image) Records() []Record {
 		out = append(out, ControllerChangedRecord{ControllerID: img.controllerID, Term: img.controllerEpoch})
 	}
 	for _, br := range img.Brokers() {
-		out = append(out, registrationOf(br, img.offset))
+		out = append(out, registrationOf(br))
 		if !br.Fenced {
 			out = append(out, BrokerUnfencedRecord{NodeID: br.NodeID, BrokerEpoch: br.Epoch})
 		}
@@ -40,17 +40,17 @@ func (img *Image) Records() []Record {
 	return out
 }
 
-// registrationOf is br's registration as a snapshot at offset holds it.
-func registrationOf(br Broker, offset int64) BrokerRegistrationRecord {
+// registrationOf is br's registration as a snapshot holds it.
+func registrationOf(br Broker) BrokerRegistrationRecord {
 	return BrokerRegistrationRecord{
-		NodeID:           br.NodeID,
-		BrokerEpoch:      br.Epoch,
-		IncarnationID:    br.IncarnationID,
-		Host:             br.Host,
-		Port:             br.Port,
-		ActorAddress:     br.ActorAddress,
-		Rack:             br.Rack,
-		RegisteredBefore: max(offset, 0) - br.RegisteredAt,
+		NodeID:        br.NodeID,
+		BrokerEpoch:   br.Epoch,
+		IncarnationID: br.IncarnationID,
+		Host:          br.Host,
+		Port:          br.Port,
+		ActorAddress:  br.ActorAddress,
+		Rack:          br.Rack,
+		RegisteredAt:  br.RegisteredAt,
 	}
 }
 

@@ -107,8 +107,9 @@ type fetchOp struct {
 	inbox   *partition.Inbox
 	session bool
 	// replica is a follower's fetch (replica_id >= 0, 01_fetch_replica.go):
-	// reads up to the log end offset, watches the log end.
-	replica bool
+	// reads up to the log end offset, watches the log end, and reports
+	// the follower's positions after its first read (reported).
+	replica, reported bool
 	beginID uint64
 	reads   []fetchsession.FetchPartition
 	targets []fetchTarget
@@ -335,6 +336,10 @@ func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 		// DelayedFetch completes on a diverging epoch too).
 		failed = failed || res.ErrorCode != 0 || t.diverged
 		results[i] = res
+	}
+	if f.replica && !f.reported {
+		f.reported = true
+		f.reportPositions(results)
 	}
 	return results, total, failed
 }

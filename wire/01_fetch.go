@@ -110,9 +110,9 @@ type fetchOp struct {
 	// reads up to the log end offset, watches the log end, and reports
 	// the follower's positions after its first read (reported).
 	replica, reported bool
-	beginID uint64
-	reads   []fetchsession.FetchPartition
-	targets []fetchTarget
+	beginID           uint64
+	reads             []fetchsession.FetchPartition
+	targets           []fetchTarget
 	// bufs are the pooled read buffers the last readAll's results use;
 	// they go back once the response is encoded.
 	bufs [][]byte

@@ -106,19 +106,20 @@ type fetchOp struct {
 	r       *kmsg.FetchRequest
 	inbox   *partition.Inbox
 	session bool
-	// replica is a follower's fetch (replica_id >= 0, 01_fetch_replica.go):
-	// reads up to the log end offset, watches the log end, and reports
-	// the follower's positions after its first read (reported).
-	replica, reported bool
-	beginID           uint64
-	reads             []fetchsession.FetchPartition
-	targets           []fetchTarget
+	beginID uint64
+	reads   []fetchsession.FetchPartition
+	targets []fetchTarget
 	// bufs are the pooled read buffers the last readAll's results use;
 	// they go back once the response is encoded.
 	bufs [][]byte
 	// held is what the last readAll's records took from the node's fetch
 	// memory; it goes back with bufs.
 	held int64
+	// replica is a follower's fetch (replica_id >= 0, 01_fetch_replica.go):
+	// it reads up to the log end offset, watches the log end, and reports
+	// the follower's positions after its first read (then reported is set).
+	replica  bool
+	reported bool
 }
 
 // fetchTarget is one partition to read: its replica, or the error that

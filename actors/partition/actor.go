@@ -223,9 +223,11 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 }
 
 // onStarted rebuilds the replica from the log (duty 1): the producer state
-// from the newest usable snapshot plus the batch headers after it, the high
-// watermark at the log end (the flushed offset under group commit), as a
-// single replica may.
+// from the newest usable snapshot plus the batch headers after it, and the
+// high watermark at the log start offset, the only offset known to be
+// committed (no high-watermark checkpoint is kept): a leader moves it up as
+// soon as its ISR allows (at once for a single replica, to its log end or
+// flushed offset), a follower from its leader's.
 func (a *partitionActor) onStarted(ctx actor.Context) {
 	a.system, a.self = ctx.ActorSystem(), ctx.Self()
 	l := a.cfg.Log
@@ -252,18 +254,15 @@ func rebuild(cfg ActorConfig, logger *slog.Logger) (*Replica, replayInfo, error)
 	if err != nil {
 		return nil, info, err
 	}
-	end := l.LogEndOffset()
-	hw := end
-	if cfg.Replica.GroupCommit {
-		hw = l.FlushedOffset()
-	}
+	end, start := l.LogEndOffset(), l.LogStartOffset()
 	r, err := NewReplica(cfg.Replica, Start{
-		LogStartOffset: l.LogStartOffset(), LogEndOffset: end, FlushedOffset: l.FlushedOffset(),
-		HighWatermark: hw, Producers: ps, LatestEpoch: l.LatestEpoch(),
+		LogStartOffset: start, LogEndOffset: end, FlushedOffset: l.FlushedOffset(),
+		HighWatermark: start, Producers: ps, LatestEpoch: l.LatestEpoch(),
 	})
 	if err != nil {
 		return nil, info, fmt.Errorf("partition: creating replica for %s: %w", l.TopicPartition(), err)
 	}
+	r.noProposals = cfg.ProposeISR == nil
 	return r, info, nil
 }
 
@@ -302,7 +301,9 @@ func (a *partitionActor) onStopping(ctx actor.Context) {
 	}
 	st := a.r.Status()
 	a.step(ctx, func(r *Replica) Output {
-		return r.BecomeFollower(&BecomeFollower{Leader: -1, LeaderEpoch: st.LeaderEpoch})
+		out := r.BecomeFollower(&BecomeFollower{Leader: -1, LeaderEpoch: st.LeaderEpoch, PartitionEpoch: st.PartitionEpoch})
+		r.answerPositions(&out, kerr.NotLeaderForPartition.Code)
+		return out
 	})
 	// Clean shutdown: a snapshot at the log end, so the next start replays
 	// nothing. Stopping may wait for its fsync.
@@ -422,7 +423,6 @@ func (a *partitionActor) reply(ctx actor.Context, p pendingReply, res *AppendBat
 	ctx.Send(p.to, &out)
 }
 
-// publish swaps in a new Status if it changed.
 // publishTimers tells the node's ticker whether this actor has deadlines.
 func (a *partitionActor) publishTimers() {
 	need := len(a.parked) > 0 || len(a.watches) > 0 || (a.r != nil && a.r.HasWaiters())
@@ -431,6 +431,7 @@ func (a *partitionActor) publishTimers() {
 	}
 }
 
+// publish swaps in a new Status if it changed.
 func (a *partitionActor) publish() {
 	st := a.r.Status()
 	if old := a.board.status.Load(); old != nil && old.equal(&st) {

@@ -53,6 +53,12 @@ func (b *Board) answerGone(msg any, sender *actor.PID) (*actor.PID, any) {
 	case *SyncStatus:
 		// A nil status: the caller's ListOffsetAt answers the stopped code.
 		return sender, &StatusSynced{ID: m.ID}
+	case *AppendReplicated:
+		return sender, gonePosition(m.ID, code)
+	case *TruncateDiverging:
+		return sender, gonePosition(m.ID, code)
+	case *ResetToLeaderStart:
+		return sender, gonePosition(m.ID, code)
 	}
 	return nil, nil
 }
@@ -61,4 +67,9 @@ func (b *Board) answerGone(msg any, sender *actor.PID) (*actor.PID, any) {
 func goneRead(code int16) *ReadRecordsResult {
 	return &ReadRecordsResult{ErrorCode: code, ErrorMessage: kerr.ErrorForCode(code).Error(),
 		HighWatermark: -1, LogStartOffset: -1, LastStableOffset: -1}
+}
+
+// gonePosition is a replica fetcher's answer from a stopped partition.
+func gonePosition(id uint64, code int16) *ReplicaPosition {
+	return &ReplicaPosition{ID: id, ErrorCode: code, FetchOffset: -1, LastFetchedEpoch: -1, LeaderEpoch: -1}
 }

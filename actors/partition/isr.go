@@ -212,6 +212,9 @@ func (r *Replica) maybeShrinkISR(out *Output) {
 
 // propose records and emits an ISR change at the current epochs.
 func (r *Replica) propose(out *Output, isr []int32, adding int32) {
+	if r.noProposals {
+		return
+	}
 	sent := r.nowMs
 	if sent <= 0 {
 		sent = -1

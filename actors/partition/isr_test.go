@@ -269,3 +269,22 @@ func TestAcksAllAfterISRShrinksBelowMinInsync(t *testing.T) {
 	s.wantHW(1)
 	s.wantReply(s.produce(plain(t, 1), -1), kerr.NotEnoughReplicas.Code, -1)
 }
+
+// An ISR member that never fetches after the election is removed once the
+// lag time has passed since the leader's first clock reading.
+func TestISRShrinkSilentFollower(t *testing.T) {
+	s := leaderShell(t, nil, Start{}, []int32{1, 2}, []int32{1, 2})
+	s.now = 50000
+	s.tick() // the first reading after the election starts 2's clock
+	s.now += 10000
+	s.tick()
+	if len(s.proposals) != 0 {
+		t.Fatalf("proposals %+v", s.proposals)
+	}
+	s.now++
+	s.tick()
+	s.wantProposals([]int32{1})
+	if !s.r.HasWaiters() {
+		t.Fatal("an outstanding proposal needs ticks")
+	}
+}

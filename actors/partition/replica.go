@@ -89,8 +89,10 @@ type Replica struct {
 	// epochStart is the log end offset when this leadership began: the
 	// start offset of the leader's epoch, for the ISR join rule.
 	epochStart int64
-	// proposal is the outstanding ISR change, nil if none (isr.go).
-	proposal *isrProposal
+	// proposal is the outstanding ISR change, nil if none (isr.go);
+	// noProposals is set by a shell that has nowhere to send them.
+	proposal    *isrProposal
+	noProposals bool
 
 	logStart, leo, flushed, hw int64
 	latestEpoch                int32
@@ -186,8 +188,13 @@ func (r *Replica) BecomeFollower(m *BecomeFollower) Output {
 	if m.LeaderEpoch < r.leaderEpoch {
 		return Output{}
 	}
+	if r.role == Follower && m.LeaderEpoch == r.leaderEpoch {
+		// The same leadership seen again: the partition epoch only grows.
+		r.partitionEpoch = max(r.partitionEpoch, m.PartitionEpoch)
+	} else {
+		r.partitionEpoch = m.PartitionEpoch
+	}
 	r.role, r.leader, r.leaderEpoch = Follower, m.Leader, m.LeaderEpoch
-	r.partitionEpoch = m.PartitionEpoch
 	r.isr, r.replicas, r.proposal = nil, nil, nil
 	clear(r.followers)
 	var out Output

@@ -73,8 +73,8 @@ func (a *partitionActor) onFollowerFetched(ctx actor.Context, m *FollowerFetched
 		return
 	}
 	l := a.cfg.Log
-	if m.FetchOffset > l.LogEndOffset() {
-		return
+	if m.FetchOffset > l.LogEndOffset() || m.FetchOffset < l.LogStartOffset() {
+		return // out of range: the fetch is answered OFFSET_OUT_OF_RANGE
 	}
 	if _, _, diverged := divergingEpoch(l, a.r.Status().LeaderEpoch, m.LastFetchedEpoch, m.FetchOffset); diverged {
 		return
@@ -95,7 +95,12 @@ func (a *partitionActor) truncate(t *TruncateLog) *LogTruncated {
 	a.snaps.wait()
 	var err error
 	if t.StartAt {
-		err = l.TruncateFullyAndStartAt(t.Offset)
+		// Nothing of the old log is kept: nor are its producer snapshots
+		// (Kafka's ProducerStateManager.truncateFullyAndStartAt).
+		err = removeAllSnapshots(l)
+		if err == nil {
+			err = l.TruncateFullyAndStartAt(t.Offset)
+		}
 	} else {
 		_, err = l.TruncateTo(t.Offset)
 	}
@@ -171,6 +176,9 @@ func (a *partitionActor) replyPosition(ctx actor.Context, p pendingReply, pos *R
 	}
 	out := *pos
 	out.ID = p.callerID
+	if out.ErrorCode == kerr.NotLeaderForPartition.Code && a.board.stopped.Load() {
+		out.ErrorCode = a.board.goneCode()
+	}
 	ctx.Send(p.to, &out)
 }
 
@@ -247,4 +255,18 @@ func (c *Client) ReportFollowerFetch(m *FollowerFetched) { c.send(m) }
 // never diverges.
 func (c *Client) DivergingEpoch(lastFetchedEpoch int32, fetchOffset int64) (epoch int32, endOffset int64, diverged bool) {
 	return divergingEpoch(c.log, c.board.Status().LeaderEpoch, lastFetchedEpoch, fetchOffset)
+}
+
+// removeAllSnapshots deletes every producer snapshot of l.
+func removeAllSnapshots(l *log.Log) error {
+	offs, err := listSnapshots(l.FS(), l.Dir())
+	if err != nil {
+		return err
+	}
+	for _, off := range offs {
+		if err := removeSnapshot(l.FS(), l.Dir(), off); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -439,3 +439,220 @@ func TestReplicationGroupCommitPositionAfterFlush(t *testing.T) {
 		t.Fatalf("acks=all: %+v", r)
 	}
 }
+
+// deleteRecords moves n's log start offset (DeleteRecords on the leader).
+func (n *replNode) deleteRecords(offset int64) {
+	n.t.Helper()
+	res := n.ask(func(to *actor.PID) { n.c.SendDeleteRecords(&DeleteRecords{ID: 3, Offset: offset}, to) }).(*DeleteRecordsResult)
+	if res.ErrorCode != 0 || res.LowWatermark != offset {
+		n.t.Fatalf("delete records: %+v", res)
+	}
+}
+
+// A follower behind the leader's log start restarts its log there; when
+// the leader's log start falls inside a batch, the follower's log starts
+// at that batch's base offset, then follows the leader's start.
+func TestReplicationFollowerBehindLogStart(t *testing.T) {
+	c := newReplCluster(t)
+	defer c.stop()
+	ld, f := c.start(1, nil, false, 1), c.start(2, nil, false, 1)
+	ld.lead(1, 1, []int32{1}, []int32{1, 2})
+	f.follow(1, 1, 1)
+	ld.produceWait(rec(t, 5, 0, 0, 4), 1)
+	ld.produceWait(rec(t, 5, 0, 4, 4), 1)
+	ld.deleteRecords(5)
+	pos := c.fetchOnce(f, ld) // out of range: reset
+	if pos.ErrorCode != 0 || pos.FetchOffset != 5 || pos.LastFetchedEpoch != -1 {
+		t.Fatalf("after reset: %+v", pos)
+	}
+	if st := f.sync(); st.LogStartOffset != 5 || st.LogEndOffset != 5 || st.HighWatermark != 5 {
+		t.Fatalf("follower status after reset %+v", st)
+	}
+	pos = c.fetchOnce(f, ld) // the batch 4-7 straddles the follower's start 5
+	if pos.ErrorCode != 0 || pos.FetchOffset != 8 || pos.LastFetchedEpoch != 1 {
+		t.Fatalf("after the straddling batch: %+v", pos)
+	}
+	// The follower's log start follows the leader's once the high
+	// watermark allows.
+	waitUntil(t, func() bool { return f.l.LogStartOffset() == 5 && f.c.Status().LogStartOffset == 5 })
+	if got := readAll(t, f.l); !slices.Equal(got, []string{"4-7@1"}) {
+		t.Fatalf("follower log %v", got)
+	}
+	// The producer state of the copied batch was replayed.
+	f.lead(2, 2, []int32{2}, []int32{1, 2})
+	if r := f.produceWait(rec(t, 5, 0, 4, 4), -1); r.ErrorCode != 0 || r.BaseOffset != 4 {
+		t.Fatalf("retry on the new leader: %+v", r)
+	}
+}
+
+// A follower ahead of the leader's log end (told OFFSET_OUT_OF_RANGE)
+// truncates to it.
+func TestReplicationFollowerAheadOfLeader(t *testing.T) {
+	c := newReplCluster(t)
+	defer c.stop()
+	a, b := c.start(1, nil, false, 1), c.start(2, nil, false, 1)
+	b.appendAs(1, plain(t, 5))
+	a.lead(2, 2, []int32{1}, []int32{1, 2})
+	a.produceWait(plain(t, 2), 1)
+	b.follow(1, 2, 2)
+	// b's fetch carries no epoch (a fetcher without one): out of range. The
+	// cut at a's end 2 falls inside b's batch 0-4, which goes whole.
+	pos := c.fetchOnce(b, a)
+	if pos.ErrorCode != 0 || pos.FetchOffset != 0 {
+		t.Fatalf("after reset: %+v", pos)
+	}
+	c.catchUp(b, a)
+	if got, want := readAll(t, b.l), readAll(t, a.l); !slices.Equal(got, want) {
+		t.Fatalf("follower log %v, leader log %v", got, want)
+	}
+}
+
+// Truncation rebuilds the producer state for the log that is left: a
+// sequence only the truncated records held is taken again.
+func TestReplicationTruncationRebuildsProducerState(t *testing.T) {
+	c := newReplCluster(t)
+	defer c.stop()
+	a, b := c.start(1, nil, false, 1), c.start(2, nil, false, 1)
+	a.lead(1, 1, []int32{1, 2}, []int32{1, 2})
+	b.follow(1, 1, 1)
+	a.produceWait(rec(t, 42, 0, 0, 3), 1)
+	c.catchUp(b, a)
+	// b leads epoch 2 alone and takes sequences 3-4, which a never gets.
+	b.appendAs(2, rec(t, 42, 0, 3, 2))
+	if e, _ := b.sync(), 0; e.LogEndOffset != 5 {
+		t.Fatalf("b status %+v", e)
+	}
+	a.lead(3, 3, []int32{1}, []int32{1, 2})
+	a.produceWait(plain(t, 1), 1)
+	b.follow(1, 3, 3)
+	b.lastEpoch = 2
+	c.catchUp(b, a)
+	if got, want := readAll(t, b.l), readAll(t, a.l); !slices.Equal(got, want) {
+		t.Fatalf("follower log %v, leader log %v", got, want)
+	}
+	// b leads again: sequence 3 is new (the batch 3-4 was truncated away).
+	b.lead(4, 4, []int32{2}, []int32{1, 2})
+	if r := b.produceWait(rec(t, 42, 0, 3, 1), -1); r.ErrorCode != 0 || r.BaseOffset != 4 {
+		t.Fatalf("sequence 3 after the truncation: %+v", r)
+	}
+	if r := b.produceWait(rec(t, 42, 0, 0, 3), -1); r.ErrorCode != 0 || r.BaseOffset != 0 {
+		t.Fatalf("retry of the kept batch: %+v", r)
+	}
+}
+
+// Replica reads go up to the log end, not the high watermark, and a
+// LogEnd watch fires when the log end passes it.
+func TestReplicaReadAndLogEndWatch(t *testing.T) {
+	c := newReplCluster(t)
+	defer c.stop()
+	ld := c.start(1, nil, false, 1)
+	ld.lead(1, 1, []int32{1, 2}, []int32{1, 2})
+	ld.produceWait(plain(t, 3), 1)
+	if res := ld.c.ReadNow(&ReadRecords{Offset: 0, MaxBytes: 1 << 20}); res.ErrorCode != 0 || len(res.Records) != 0 || res.HighWatermark != 0 {
+		t.Fatalf("consumer read past the high watermark: %+v", res)
+	}
+	res := ld.c.ReadNow(&ReadRecords{Offset: 0, MaxBytes: 1 << 20, Replica: true})
+	if bs, err := batch.Split(res.Records); res.ErrorCode != 0 || err != nil || len(bs) != 1 || batch.LastOffset(bs[0]) != 2 {
+		t.Fatalf("replica read: %+v", res)
+	}
+	if res := ld.c.ReadNow(&ReadRecords{Offset: 0, MaxBytes: 1 << 20, Replica: true, MaxOffset: 0}); len(res.Records) == 0 {
+		t.Fatal("MaxOffset 0 bounded the replica read")
+	}
+	in := NewInbox(c.system)
+	defer in.Close()
+	ld.c.SendWatch(&WatchHighWatermark{ID: 1, ReplyTo: in.PID(), Above: 2, LogEnd: true})
+	if m := next(t, in).(*HighWatermarkReached); m.ID != 1 {
+		t.Fatalf("watch %+v", m)
+	}
+	ld.c.SendWatch(&WatchHighWatermark{ID: 2, ReplyTo: in.PID(), Above: 3, LogEnd: true})
+	ld.c.SendWatch(&WatchHighWatermark{ID: 3, ReplyTo: in.PID(), Above: 0})
+	ld.sync()
+	ld.produceWait(plain(t, 1), 1)
+	if m := next(t, in).(*HighWatermarkReached); m.ID != 2 {
+		t.Fatalf("watch %+v, want 2 (the high watermark watch must not fire)", m)
+	}
+	ld.c.SendCancelWatch(&CancelWatch{ID: 3, ReplyTo: in.PID()})
+}
+
+// A fetch that diverges from the leader's log says nothing of the
+// follower's position.
+func TestFollowerFetchDivergingIgnored(t *testing.T) {
+	c := newReplCluster(t)
+	defer c.stop()
+	ld := c.start(1, nil, false, 1)
+	ld.appendAs(1, plain(t, 4))
+	ld.lead(3, 3, []int32{1, 2}, []int32{1, 2})
+	ld.produceWait(plain(t, 2), 1)
+	ld.c.ReportFollowerFetch(&FollowerFetched{ReplicaID: 2, BrokerEpoch: 1, FetchOffset: 6, LastFetchedEpoch: 2, NowMs: c.nowMs})
+	if st := ld.sync(); st.HighWatermark != 4 {
+		t.Fatalf("high watermark %d after a diverging fetch, want 4", st.HighWatermark)
+	}
+	ld.c.ReportFollowerFetch(&FollowerFetched{ReplicaID: 2, BrokerEpoch: 1, FetchOffset: 7, LastFetchedEpoch: 3, NowMs: c.nowMs})
+	if st := ld.sync(); st.HighWatermark != 4 {
+		t.Fatalf("high watermark %d after a fetch past the log end, want 4", st.HighWatermark)
+	}
+	ld.c.ReportFollowerFetch(&FollowerFetched{ReplicaID: 2, BrokerEpoch: 1, FetchOffset: 6, LastFetchedEpoch: 3, NowMs: c.nowMs})
+	if st := ld.sync(); st.HighWatermark != 6 {
+		t.Fatalf("high watermark %d, want 6", st.HighWatermark)
+	}
+}
+
+// After a restart the high watermark is only the log start offset (no
+// checkpoint says more): a leader with followers moves it up once they
+// have fetched, a follower from its leader's.
+func TestReplicationRestartHighWatermark(t *testing.T) {
+	c := newReplCluster(t)
+	defer c.stop()
+	a, b := c.start(1, nil, false, 1), c.start(2, nil, false, 1)
+	a.lead(1, 1, []int32{1, 2}, []int32{1, 2})
+	b.follow(1, 1, 1)
+	a.produceWait(plain(t, 3), 1)
+	c.catchUp(b, a)
+	c.fetchOnce(b, a)
+	if st := b.sync(); st.HighWatermark != 3 {
+		t.Fatalf("follower status %+v", st)
+	}
+	// Both restart.
+	for _, n := range []*replNode{a, b} {
+		n.stop()
+		delete(c.nodes, n.id)
+	}
+	a, b = c.start(1, a.fsys, false, 1), c.start(2, b.fsys, false, 1)
+	if st := b.sync(); st.HighWatermark != 0 || st.LogEndOffset != 3 || st.LatestEpoch != 1 {
+		t.Fatalf("restarted follower status %+v", st)
+	}
+	a.lead(2, 2, []int32{1, 2}, []int32{1, 2})
+	b.follow(1, 2, 2)
+	if st := a.sync(); st.HighWatermark != 0 {
+		t.Fatalf("restarted leader's high watermark %d before its follower fetched", st.HighWatermark)
+	}
+	b.lastEpoch = 1
+	c.fetchOnce(b, a)
+	if st := a.sync(); st.HighWatermark != 3 {
+		t.Fatalf("leader high watermark %d, want 3", st.HighWatermark)
+	}
+	c.fetchOnce(b, a)
+	if st := b.sync(); st.HighWatermark != 3 {
+		t.Fatalf("follower high watermark %d, want 3", st.HighWatermark)
+	}
+}
+
+// A stopped follower answers the fetcher's requests NOT_LEADER_OR_FOLLOWER.
+func TestReplicationStoppedFollowerAnswers(t *testing.T) {
+	c := newReplCluster(t)
+	defer c.stop()
+	f := c.start(2, nil, false, 1)
+	f.follow(1, 1, 1)
+	if err := f.c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, send := range []func(*actor.PID){
+		func(to *actor.PID) { f.c.SendAppendReplicated(&AppendReplicated{ID: 5, LeaderEpoch: 1}, to) },
+		func(to *actor.PID) { f.c.SendTruncateDiverging(&TruncateDiverging{ID: 5, LeaderEpoch: 1}, to) },
+		func(to *actor.PID) { f.c.SendResetToLeaderStart(&ResetToLeaderStart{ID: 5, LeaderEpoch: 1}, to) },
+	} {
+		if pos := f.ask(send).(*ReplicaPosition); pos.ID != 5 || pos.ErrorCode != kerr.NotLeaderForPartition.Code {
+			t.Fatalf("position %+v", pos)
+		}
+	}
+}

@@ -106,9 +106,6 @@ type fetchOp struct {
 	r       *kmsg.FetchRequest
 	inbox   *partition.Inbox
 	session bool
-	// replica is a follower's fetch (replica_id >= 0, 01_fetch_replica.go):
-	// reads up to the log end offset, watches the log end.
-	replica bool
 	beginID uint64
 	reads   []fetchsession.FetchPartition
 	targets []fetchTarget
@@ -118,6 +115,11 @@ type fetchOp struct {
 	// held is what the last readAll's records took from the node's fetch
 	// memory; it goes back with bufs.
 	held int64
+	// replica is a follower's fetch (replica_id >= 0, 01_fetch_replica.go):
+	// it reads up to the log end offset, watches the log end, and reports
+	// the follower's positions after its first read (then reported is set).
+	replica  bool
+	reported bool
 }
 
 // fetchTarget is one partition to read: its replica, or the error that
@@ -335,6 +337,10 @@ func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 		// DelayedFetch completes on a diverging epoch too).
 		failed = failed || res.ErrorCode != 0 || t.diverged
 		results[i] = res
+	}
+	if f.replica && !f.reported {
+		f.reported = true
+		f.reportPositions(results)
 	}
 	return results, total, failed
 }

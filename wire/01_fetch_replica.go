@@ -14,12 +14,12 @@ package wire
 // in the leader's log before the fetch offset, or the leader does not know
 // it, the partition is answered with diverging_epoch {epoch, end_offset}
 // (the largest epoch <= last_fetched_epoch and its end) and no records, and
-// the follower truncates. Otherwise the follower's position (fetch offset,
-// last fetched epoch; broker epoch -1, unknown: v12 carries none) is
-// reported to the leader, which counts it for the high watermark and
-// acks=all and may add the follower to the ISR, and records are read up to
-// the log end offset (the flushed offset under group commit), not the high
-// watermark. A fetch offset above the log end offset or below the log
+// the follower truncates. Otherwise records are read up to the log end
+// offset (the flushed offset under group commit), not the high watermark,
+// and, when that first read succeeds, the follower's position (fetch
+// offset, last fetched epoch; broker epoch -1, unknown: v12 carries none)
+// is reported to the leader, which counts it for the high watermark and
+// acks=all and may add the follower to the ISR. A fetch offset above the log end offset or below the log
 // start offset is OFFSET_OUT_OF_RANGE; high_watermark, log_start_offset
 // and last_stable_offset are as for consumers, on errors too.
 //
@@ -47,6 +47,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/weirmq/weir/actors/fetchsession"
 	"github.com/weirmq/weir/actors/partition"
 )
 
@@ -93,11 +94,9 @@ func replicaSessionError(r *kmsg.FetchRequest) int16 {
 
 // resolveReplica finds each partition's local replica and checks that it
 // leads at the follower's epoch, then checks the follower's log for
-// divergence and, when it has not diverged, reports its position to the
-// leader.
+// divergence.
 func (f *fetchOp) resolveReplica() {
 	img := f.h.broker.Image()
-	nowMs := time.Now().UnixMilli()
 	f.targets = make([]fetchTarget, len(f.reads))
 	for i, rd := range f.reads {
 		c, p, code := f.h.localReplica(img, rd.Topic, rd.Partition)
@@ -117,13 +116,23 @@ func (f *fetchOp) resolveReplica() {
 				t.div.Epoch, t.div.EndOffset = epoch, end
 			}
 		}
-		if t.code == 0 && !t.diverged {
-			c.ReportFollowerFetch(&partition.FollowerFetched{
-				ReplicaID: f.r.ReplicaID, BrokerEpoch: -1,
-				FetchOffset: rd.FetchOffset, LastFetchedEpoch: rd.LastFetchedEpoch, NowMs: nowMs,
-			})
-		}
 		f.targets[i] = t
+	}
+}
+
+// reportPositions tells each leader the follower's position, from the
+// first read of the fetch: only for partitions read without an error and
+// without divergence (Kafka's Partition.fetchRecords), once per request.
+func (f *fetchOp) reportPositions(results []fetchsession.PartitionResult) {
+	nowMs := time.Now().UnixMilli()
+	for i, t := range f.targets {
+		if t.code != 0 || t.diverged || results[i].ErrorCode != 0 {
+			continue
+		}
+		t.c.ReportFollowerFetch(&partition.FollowerFetched{
+			ReplicaID: f.r.ReplicaID, BrokerEpoch: -1,
+			FetchOffset: t.read.FetchOffset, LastFetchedEpoch: t.read.LastFetchedEpoch, NowMs: nowMs,
+		})
 	}
 }
 

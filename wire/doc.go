@@ -9,6 +9,10 @@
 // controller, answered with a metadata.Result of Kafka error codes)
 // against a Broker (broker.go), which package cluster implements.
 //
+// BrokerConn (broker_conn.go) is the other direction: a Kafka client
+// connection from this broker to another one's listener, which the replica
+// fetchers (actors/replicafetcher) send their Fetch requests over.
+//
 // Each Kafka API lives in a file named by its key (18_apiversions.go),
 // opening with the versions served and the KIPs they involve. errors.go
 // holds the one table from internal error sentinels to Kafka error codes.

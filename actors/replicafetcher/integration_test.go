@@ -65,6 +65,7 @@ func (b *leaderBroker) ProducerID(context.Context) (int64, error) {
 	return 0, errors.New("leaderBroker: no producer ids")
 }
 func (b *leaderBroker) GroupCoordinators() *group.Coordinators { return nil }
+func (b *leaderBroker) LeaseValid() bool                       { return true }
 func (b *leaderBroker) DescribeQuorum(context.Context) (wire.QuorumStatus, error) {
 	return wire.QuorumStatus{}, errors.New("leaderBroker: no quorum")
 }

@@ -25,6 +25,11 @@ type brokerState struct {
 
 	elector  *elector
 	electing bool
+	// shuttingDown is set by a controlled shutdown: the node proposes
+	// itself for no leadership; fencing, once it asked to be fenced: it
+	// heartbeats no more.
+	shuttingDown bool
+	fencing      bool
 	electAt  int64 // the tick the last election request was sent
 }
 
@@ -58,13 +63,13 @@ func (a *metadataActor) brokerDuties() {
 		a.register()
 		return
 	}
-	if !d.heartbeating && a.ticks-d.heartbeatAt >= a.ticksOf(a.n.cfg.Broker.Millis("broker.heartbeat.interval.ms")) {
+	if !d.heartbeating && !d.fencing && a.ticks-d.heartbeatAt >= a.ticksOf(a.n.cfg.Broker.Millis("broker.heartbeat.interval.ms")) {
 		a.heartbeat()
 	}
 	if !registered || br.Fenced {
 		return
 	}
-	if !d.electing || a.ticks-d.electAt >= forwardTimeoutTicks {
+	if !d.shuttingDown && (!d.electing || a.ticks-d.electAt >= forwardTimeoutTicks) {
 		unclean := func(t *metadata.Topic) bool {
 			if v, ok := img.ConfigValue(metadata.TopicResource(t.Name()), "unclean.leader.election.enable"); ok {
 				return v == "true"
@@ -85,9 +90,13 @@ func (a *metadataActor) brokerDuties() {
 		// The leaders propose again while the image does not show their
 		// change, so a lost or refused request needs no retry here.
 		a.submit(&metadata.AlterPartitionRequest{BrokerID: a.n.id, BrokerEpoch: d.epoch, Changes: changes}, func(r metadata.Result) {
-			for _, it := range r.(*metadata.AlterPartitionResult).Partitions {
-				if it.Error.Failed() {
-					a.log.Debug("ISR change refused", "topic_id", it.TopicID.String(), "partition", it.Partition, "code", it.Error.Code, "message", it.Error.Message)
+			for i, it := range r.(*metadata.AlterPartitionResult).Partitions {
+				if !it.Error.Failed() || i >= len(changes) {
+					continue
+				}
+				a.log.Debug("ISR change refused", "topic_id", it.TopicID.String(), "partition", it.Partition, "code", it.Error.Code, "message", it.Error.Message)
+				if c := a.n.replicas.get(changes[i].TopicID, changes[i].Partition); c != nil {
+					c.ISRChangeRefused(changes[i].LeaderEpoch, changes[i].PartitionEpoch)
 				}
 			}
 		})

@@ -121,8 +121,16 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 		a.handleReady()
 	case *forwardedAnswer:
 		a.onAnswer(m)
+	case *actor.DeadLetterResponse:
+		// A forward reached a node whose metadata actor is gone (the
+		// process restarted, or stops): send the waiting requests again
+		// at the next tick rather than after the forward timeout.
+		a.onDeadLetter(m)
 	case *memberChanged:
 		a.onMember(m.event)
+	case *shutdownStarted:
+		a.duty.shuttingDown = true
+		a.duty.fencing = a.duty.fencing || m.fence
 	case *describeQuorum:
 		m.reply(quorumStatus(a.q.Status(), a.n.MetadataHealth(), a.n))
 	case *actor.Stopping:

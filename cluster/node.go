@@ -71,6 +71,9 @@ type Node struct {
 	// leaseFrom is when the last heartbeat the controller answered was
 	// sent, as time since born (monotonic); see LeaseValid.
 	leaseFrom atomic.Int64
+	// halting makes Stop skip the controlled shutdown and the gossip
+	// leave (Halt).
+	halting atomic.Bool
 	// duplicate is the controller's message when it refused this
 	// process's registration as a duplicate of a live one.
 	duplicate atomic.Pointer[string]
@@ -312,6 +315,9 @@ func (n *Node) stopTicker() {
 // more than once; later calls return the first outcome.
 func (n *Node) Stop() error {
 	n.stopOnce.Do(func() {
+		if n.clustered && n.meta != nil && !n.halting.Load() {
+			n.controlledShutdown()
+		}
 		n.stopped.Store(true)
 		var errs []error
 		if err := n.server.Close(); err != nil {
@@ -324,7 +330,9 @@ func (n *Node) Stop() error {
 		if n.members != nil {
 			// Announce the departure so the others need not wait for the
 			// failure detector.
-			_ = n.members.Leave(time.Second)
+			if !n.halting.Load() {
+				_ = n.members.Leave(time.Second)
+			}
 			_ = n.members.Stop()
 		}
 		if err := n.groups.stop(); err != nil {
@@ -345,6 +353,15 @@ func (n *Node) Stop() error {
 		n.log.Info("weir node stopped", "err", n.stopErr)
 	})
 	return n.stopErr
+}
+
+// Halt stops the node as a crash looks to the other nodes: no controlled
+// shutdown, no gossip leave, so they learn of it from the failure detector
+// and the controller's session timeout. Its own logs are still closed
+// cleanly. For tests and benchmarks that kill nodes in one process.
+func (n *Node) Halt() error {
+	n.halting.Store(true)
+	return n.Stop()
 }
 
 // ID returns the node's node.id.

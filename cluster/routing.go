@@ -190,3 +190,18 @@ func (a *metadataActor) releaseParked() {
 		p.done(p.res)
 	}
 }
+
+// onDeadLetter re-routes, at the next tick, the requests forwarded to the
+// actor that is gone.
+func (a *metadataActor) onDeadLetter(m *actor.DeadLetterResponse) {
+	if m.Target == nil {
+		return
+	}
+	for _, r := range a.routes {
+		if r.sentTo >= 0 {
+			if pid := a.peerPID(r.sentTo); pid != nil && pid.Address == m.Target.Address && pid.Id == m.Target.Id {
+				r.sentTo = -1
+			}
+		}
+	}
+}

@@ -101,6 +101,8 @@ type partitionActor struct {
 	startErr error
 	nextID   uint64
 	pending  map[uint64]pendingReply
+	// handOverTo is the sender of the last HandOver (controlled shutdown).
+	handOverTo *actor.PID
 	system   *actor.ActorSystem
 	self     *actor.PID
 	// parked are long-poll reads; tickMs is the last Tick's time, which
@@ -216,6 +218,11 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.onResetToLeaderStart(ctx, m)
 	case *FollowerFetched:
 		a.onFollowerFetched(ctx, m)
+	case *ISRChangeRefused:
+		a.step(ctx, func(r *Replica) Output { return r.OnISRChangeRefused(m) })
+	case *HandOver:
+		a.handOverTo = ctx.Sender()
+		a.step(ctx, func(r *Replica) Output { return r.OnHandOver(m) })
 	default:
 		a.board.unknown.Add(1)
 		a.log.Warn("partition actor: unknown message", "type", fmt.Sprintf("%T", m))
@@ -380,6 +387,9 @@ func (a *partitionActor) step(ctx actor.Context, fn func(*Replica) Output) {
 		}
 		if c := out.ProposeISR; c != nil && a.cfg.ProposeISR != nil {
 			a.cfg.ProposeISR(*c)
+		}
+		if h := out.HandOverReady; h != nil && a.handOverTo != nil {
+			ctx.Send(a.handOverTo, h)
 		}
 		if out.AdvanceLogStart > 0 {
 			a.advanceFollowerStart(out.AdvanceLogStart)

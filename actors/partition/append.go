@@ -72,12 +72,19 @@ func (r *Replica) OnLogAppended(e *LogAppended) Output {
 		r.queue = r.queue[1:]
 		r.decide(m, &out)
 	}
+	r.checkHandOver(&out)
 	return out
 }
 
 // decide validates m, checks the producer state, and either answers or
 // starts the append.
 func (r *Replica) decide(m *AppendBatches, out *Output) {
+	if r.handingOver() {
+		// A planned move: the leadership is about to go elsewhere.
+		res := r.failure(m.ID, m.Acks, kerr.NotLeaderForPartition.Code, "leadership is being handed over")
+		out.Replies = append(out.Replies, res)
+		return
+	}
 	pb, reply := r.validate(m)
 	if reply != nil {
 		out.Replies = append(out.Replies, reply)

@@ -98,3 +98,16 @@ func (c *Client) EndOffsetForEpoch(epoch, currentLeaderEpoch int32) EpochEndResu
 	}
 	return endOffsetForEpoch(c.log, c.board.status.Load(), epoch, currentLeaderEpoch)
 }
+
+// SendHandOver asks the leader to prepare a planned move of its
+// leadership (see HandOver); the HandOverReady goes to replyTo. A gone
+// actor answers nothing: the caller bounds its wait.
+func (c *Client) SendHandOver(req *HandOver, replyTo *actor.PID) {
+	c.sendFrom(req, replyTo)
+}
+
+// ISRChangeRefused tells the leader that its ISR proposal at those epochs
+// was refused.
+func (c *Client) ISRChangeRefused(leaderEpoch, partitionEpoch int32) {
+	c.send(&ISRChangeRefused{LeaderEpoch: leaderEpoch, PartitionEpoch: partitionEpoch})
+}

@@ -146,6 +146,7 @@ func (r *Replica) OnFollowerFetched(m *FollowerFetched) Output {
 	f.lastFetchLeaderEnd, f.lastFetchMs = leaderEnd, now
 	r.progress(&out)
 	r.maybeExpandISR(&out)
+	r.checkHandOver(&out)
 	return out
 }
 
@@ -244,4 +245,24 @@ func (r *Replica) tickISR(out *Output) {
 		return
 	}
 	r.maybeShrinkISR(out)
+}
+
+// OnISRChangeRefused takes the controller's refusal of the outstanding
+// proposal made at those epochs (a follower fenced meanwhile, a stale
+// epoch): it no longer counts, so an addition stops holding the high
+// watermark back, and a later fetch or tick proposes afresh.
+func (r *Replica) OnISRChangeRefused(m *ISRChangeRefused) Output {
+	var out Output
+	p := r.proposal
+	if r.role != Leader || p == nil || p.change.LeaderEpoch != m.LeaderEpoch || p.change.PartitionEpoch != m.PartitionEpoch {
+		return out
+	}
+	if p.adding >= 0 {
+		if f := r.followers[p.adding]; f != nil {
+			f.known = false
+		}
+	}
+	r.proposal = nil
+	r.progress(&out)
+	return out
 }

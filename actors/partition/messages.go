@@ -146,10 +146,33 @@ type Output struct {
 	// ProposeISR is an ISR change for the shell to hand to
 	// ActorConfig.ProposeISR.
 	ProposeISR *ISRChange
+	// HandOverReady answers a HandOver (to its sender).
+	HandOverReady *HandOverReady
 	// AdvanceLogStart > 0 asks the shell to move the log start offset up
 	// to it (a follower following its leader's), off the mailbox, and to
 	// report the new start with Replica.OnLogStartAdvanced.
 	AdvanceLogStart int64
+}
+
+// HandOver asks the leader to prepare a planned move of its leadership
+// (controlled shutdown): it refuses new appends from now on and answers
+// one HandOverReady, to the sender, once an in-sync follower holds its
+// whole log. The refusal lasts until leadership moves.
+type HandOver struct {
+	ID uint64
+}
+
+// HandOverReady answers HandOver: Successor is an in-sync follower whose
+// fetch offset reached LogEndOffset with every append done (-1: the ISR
+// holds no other replica). ErrorCode NOT_LEADER_OR_FOLLOWER: the replica
+// does not lead.
+type HandOverReady struct {
+	ID             uint64
+	ErrorCode      int16
+	Successor      int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	LogEndOffset   int64
 }
 
 // Reads: served by the actor shell from the log, not by the Replica.

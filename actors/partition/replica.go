@@ -93,6 +93,8 @@ type Replica struct {
 	// noProposals is set by a shell that has nowhere to send them.
 	proposal    *isrProposal
 	noProposals bool
+	// handover is the planned move in progress, nil if none (handover.go).
+	handover *handOver
 
 	logStart, leo, flushed, hw int64
 	latestEpoch                int32
@@ -174,6 +176,13 @@ func (r *Replica) BecomeLeader(m *BecomeLeader) Output {
 		clear(r.followers)
 	}
 	r.partitionEpoch = m.PartitionEpoch
+	for _, id := range r.isr {
+		if f := r.followers[id]; f != nil && !slices.Contains(m.ISR, id) {
+			// Out of the ISR now: only a fetch from here on may bring it
+			// back (a stale position of a dead follower must not).
+			f.known = false
+		}
+	}
 	r.isr = slices.Clone(m.ISR)
 	r.replicas = slices.Clone(m.Replicas)
 	r.trackFollowers()
@@ -195,7 +204,7 @@ func (r *Replica) BecomeFollower(m *BecomeFollower) Output {
 		r.partitionEpoch = m.PartitionEpoch
 	}
 	r.role, r.leader, r.leaderEpoch = Follower, m.Leader, m.LeaderEpoch
-	r.isr, r.replicas, r.proposal = nil, nil, nil
+	r.isr, r.replicas, r.proposal, r.handover = nil, nil, nil, nil
 	clear(r.followers)
 	var out Output
 	for _, w := range r.waiting {

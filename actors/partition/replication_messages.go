@@ -130,3 +130,10 @@ func (*ReplicaPosition) IgnoreDeadLetterLogging() {}
 
 // IgnoreDeadLetterLogging marks the message (actor.IgnoreDeadLetterLogging).
 func (*FollowerFetched) IgnoreDeadLetterLogging() {}
+
+// ISRChangeRefused tells the leader that the controller refused its ISR
+// proposal made at LeaderEpoch and PartitionEpoch (no answer).
+type ISRChangeRefused struct {
+	LeaderEpoch    int32
+	PartitionEpoch int32
+}

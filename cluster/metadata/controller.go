@@ -72,6 +72,8 @@ func (c *Controller) Evaluate(img *Image, req Request) (Result, []Record) {
 		res, recs = c.electLeaders(img, r)
 	case *AlterPartitionRequest:
 		res, recs = alterPartition(img, r)
+	case *MoveLeadersRequest:
+		res, recs = c.moveLeaders(img, r)
 	default:
 		// The set is closed; a nil request is the caller's bug.
 		panic("metadata: Evaluate of an unknown request")

@@ -69,6 +69,8 @@ func itemErrors(res Result) []APIError {
 		out = append(out, r.Error)
 	case *ElectLeadersResult:
 		out = append(out, r.Errors...)
+	case *MoveLeadersResult:
+		out = append(out, r.Errors...)
 	case *AlterPartitionResult:
 		for _, p := range r.Partitions {
 			out = append(out, p.Error)

@@ -32,6 +32,7 @@ var requestCodecs = map[requestKind]messageCodec[Request]{
 	kindBrokerHeartbeat:     {"BrokerHeartbeatRequest", 0, decodeMessage[Request, BrokerHeartbeatRequest]},
 	kindElectLeaders:        {"ElectLeadersRequest", 0, decodeMessage[Request, ElectLeadersRequest]},
 	kindAlterPartition:      {"AlterPartitionRequest", 0, decodeMessage[Request, AlterPartitionRequest]},
+	kindMoveLeaders:         {"MoveLeadersRequest", 0, decodeMessage[Request, MoveLeadersRequest]},
 }
 
 var resultCodecs = map[requestKind]messageCodec[Result]{
@@ -45,6 +46,7 @@ var resultCodecs = map[requestKind]messageCodec[Result]{
 	kindBrokerHeartbeat:     {"BrokerHeartbeatResult", 0, decodeMessage[Result, BrokerHeartbeatResult]},
 	kindElectLeaders:        {"ElectLeadersResult", 0, decodeMessage[Result, ElectLeadersResult]},
 	kindAlterPartition:      {"AlterPartitionResult", 0, decodeMessage[Result, AlterPartitionResult]},
+	kindMoveLeaders:         {"MoveLeadersResult", 0, decodeMessage[Result, MoveLeadersResult]},
 }
 
 // decodeMessage decodes a *M, which implements T (Request or Result).

@@ -36,6 +36,9 @@ func sampleRequests() []Request {
 			{TopicID: uuidN(1), Partition: 3, Candidate: 2, BrokerEpoch: 40, PartitionEpoch: 5, Unclean: true},
 			{TopicID: uuidN(2), Candidate: 1, BrokerEpoch: 41},
 		}},
+		&MoveLeadersRequest{BrokerID: 3, BrokerEpoch: 12, LeaveISR: true, Moves: []LeaderMove{
+			{TopicID: uuidN(1), Partition: 2, LeaderEpoch: 5, PartitionEpoch: 9, To: 1},
+		}},
 		&AlterPartitionRequest{BrokerID: 2, BrokerEpoch: 40, Changes: []ISRProposal{
 			{TopicID: uuidN(1), Partition: 3, Leader: 2, BrokerEpoch: 40, LeaderEpoch: 4, PartitionEpoch: 6, ISR: []int32{2, 1}},
 		}},
@@ -58,6 +61,7 @@ func sampleResults() []Result {
 		&RegisterBrokerResult{Error: APIError{Code: 101, Message: "dup"}, BrokerEpoch: 12},
 		&BrokerHeartbeatResult{Error: APIError{Code: 77, Message: "m"}, IsCaughtUp: true, IsFenced: true, ShouldShutDown: true},
 		&ElectLeadersResult{Errors: []APIError{{}, {Code: 84, Message: "led"}}},
+		&MoveLeadersResult{Errors: []APIError{{}, {Code: 74, Message: "moved on"}}, LeftISR: 2},
 		&AlterPartitionResult{Partitions: []AlterPartitionItem{
 			{TopicID: uuidN(1), Partition: 3, LeaderEpoch: 4, PartitionEpoch: 7, ISR: []int32{2}},
 			{TopicID: uuidN(2), Error: APIError{Code: 95, Message: "stale"}},

@@ -45,6 +45,7 @@ const (
 	kindBrokerHeartbeat     requestKind = 8
 	kindElectLeaders        requestKind = 9
 	kindAlterPartition      requestKind = 10
+	kindMoveLeaders         requestKind = 11
 )
 
 // CreateTopicsRequest creates topics (Kafka's CreateTopics). The valid

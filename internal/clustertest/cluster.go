@@ -211,6 +211,24 @@ func (c *Cluster) Stop(id int32) {
 	system.Shutdown()
 }
 
+// Halt stops node id as a crash looks to the others (cluster.Node.Halt:
+// no controlled shutdown, no gossip leave).
+func (c *Cluster) Halt(id int32) {
+	c.t.Helper()
+	c.mu.Lock()
+	m := c.nodes[id]
+	n, system := m.node, m.system
+	m.node, m.system = nil, nil
+	c.mu.Unlock()
+	if n == nil {
+		return
+	}
+	if err := n.Halt(); err != nil {
+		c.t.Errorf("halt node %d: %v", id, err)
+	}
+	system.Shutdown()
+}
+
 // StopAll stops every running node.
 func (c *Cluster) StopAll() {
 	for _, id := range c.IDs() {
@@ -289,4 +307,15 @@ func samePartitions(a, b *metadata.Topic) bool {
 		}
 	}
 	return true
+}
+
+// ReplicationState is every running node's cluster.Node.ReplicationState.
+func (c *Cluster) ReplicationState() string {
+	var b strings.Builder
+	for _, id := range c.IDs() {
+		if n := c.Node(id); n != nil {
+			b.WriteString(n.ReplicationState())
+		}
+	}
+	return b.String()
 }

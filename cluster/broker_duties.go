@@ -30,7 +30,7 @@ type brokerState struct {
 	// heartbeats no more.
 	shuttingDown bool
 	fencing      bool
-	electAt  int64 // the tick the last election request was sent
+	electAt      int64 // the tick the last election request was sent
 }
 
 func newBrokerState() brokerState { return brokerState{heartbeatAt: -1 << 40} }

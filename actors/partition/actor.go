@@ -103,8 +103,8 @@ type partitionActor struct {
 	pending  map[uint64]pendingReply
 	// handOverTo is the sender of the last HandOver (controlled shutdown).
 	handOverTo *actor.PID
-	system   *actor.ActorSystem
-	self     *actor.PID
+	system     *actor.ActorSystem
+	self       *actor.PID
 	// parked are long-poll reads; tickMs is the last Tick's time, which
 	// their deadlines are checked against.
 	parked []*parkedRead

@@ -281,6 +281,7 @@ func (a *metadataActor) handleReady() {
 		a.spec = a.applied
 	}
 	a.releaseParked()
+	a.n.quorumLeader.Store(a.q.Leader())
 	if a.stall.stalled {
 		return // no new proposals until the quorum writes again
 	}

@@ -71,6 +71,9 @@ type Node struct {
 	// leaseFrom is when the last heartbeat the controller answered was
 	// sent, as time since born (monotonic); see LeaseValid.
 	leaseFrom atomic.Int64
+	// quorumLeader is the metadata quorum's leader as the metadata actor
+	// last saw it (-1: none known).
+	quorumLeader atomic.Int32
 	// halting makes Stop skip the controlled shutdown and the gossip
 	// leave (Halt).
 	halting atomic.Bool

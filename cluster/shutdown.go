@@ -27,7 +27,9 @@ func (n *Node) controlledShutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), controlledShutdownTimeout)
 	defer cancel()
 	epoch := n.BrokerEpoch()
-	if epoch == 0 {
+	if epoch == 0 || n.quorumLeader.Load() < 0 {
+		// Not registered, or no controller to hand anything to (the
+		// quorum is gone): there is nothing to move.
 		return
 	}
 	n.system.Root.Send(n.meta, &shutdownStarted{})

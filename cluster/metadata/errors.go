@@ -100,7 +100,6 @@ var (
 
 	// ErrLogUnavailable: the metadata log cannot be written now (a full
 	// disk, no file descriptors left, an I/O error); the controller refuses
-	// changes until a retry succeeds. Retriable: wire answers
-	// REQUEST_TIMED_OUT.
+	// changes until a retry succeeds. Retriable: REQUEST_TIMED_OUT.
 	ErrLogUnavailable = kafkaerr.New(kafkaerr.LogUnavailable, "metadata: metadata log cannot be written")
 )

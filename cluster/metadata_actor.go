@@ -12,12 +12,14 @@ import (
 	"github.com/weirmq/weir/cluster/metadata"
 	"github.com/weirmq/weir/cluster/quorum"
 	"github.com/weirmq/weir/cluster/transport"
+	"github.com/weirmq/weir/internal/kafkaerr"
 )
 
 // ErrNodeFailed wraps the error that stopped the metadata actor (a storage
 // or apply failure of the quorum); the node serves no metadata changes
-// after it.
-var ErrNodeFailed = errors.New("cluster: metadata actor failed")
+// after it, and answers every controller request UNKNOWN_SERVER_ERROR
+// (internal/kafkaerr).
+var ErrNodeFailed = kafkaerr.New(kafkaerr.NodeFailed, "cluster: metadata actor failed")
 
 // settled is a batch whose outcome is known, to be answered once the image
 // that holds it has been reconciled.

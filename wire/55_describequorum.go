@@ -31,7 +31,6 @@ package wire
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -39,6 +38,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirmq/weir/cluster/metadata"
+	"github.com/weirmq/weir/internal/kafkaerr"
 )
 
 // describeQuorumBackstop bounds the wait for the metadata actor's answer.
@@ -58,10 +58,7 @@ func (h *BrokerHandler) handleDescribeQuorum(_ context.Context, req *Request) Re
 		defer cancel()
 		st, err := h.broker.DescribeQuorum(ctx)
 		if err != nil {
-			code := kerr.UnknownServerError
-			if errors.Is(err, context.DeadlineExceeded) {
-				code = kerr.RequestTimedOut
-			}
+			code := kafkaerr.Of(err) // REQUEST_TIMED_OUT past the backstop
 			h.log.Warn("describe quorum failed", "client", req.ClientID, "err", err)
 			return Reply(describeQuorumError(r, code, err.Error()))
 		}

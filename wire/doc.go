@@ -14,8 +14,9 @@
 // fetchers (actors/replicafetcher) send their Fetch requests over.
 //
 // Each Kafka API lives in a file named by its key (18_apiversions.go),
-// opening with the versions served and the KIPs they involve. errors.go
-// holds the one table from internal error sentinels to Kafka error codes.
+// opening with the versions served and the KIPs they involve. Internal
+// errors map to Kafka error codes through internal/kafkaerr's one table
+// (errors.go gives its answers in wire's KafkaError form).
 //
 // The caller (cluster.StartNode) uses it like this:
 //
@@ -40,8 +41,9 @@
 //     closes the connection with an error line: the Handler broke its
 //     contract. Responses go out in request order whatever order they
 //     complete in, and an acks=0 Produce keeps its place (rule 10).
-//  4. Map internal errors with ErrorFor / ErrorCode, and only send codes
-//     the request's version can express (docs/clients.md rule 12).
+//  4. Map internal errors with kafkaerr.Of / Code (or ErrorFor), and only
+//     send codes the request's version can express (docs/clients.md
+//     rule 12).
 //  5. Honour ctx: it is canceled when the connection or the server closes,
 //     and Handle and every deferred function must then return promptly;
 //     Close waits for them.

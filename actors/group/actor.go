@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/weirmq/weir/actors/partition"
+	"github.com/weirmq/weir/internal/kafkaerr"
 )
 
 // groupBoard is what a group actor publishes for its manager to read
@@ -122,14 +123,14 @@ func (a *groupActor) perform(ctx actor.Context, out Output) {
 }
 
 // append sends one Append to the partition with acks=all. A batch that
-// cannot be built completes at once with UNKNOWN_SERVER_ERROR's storage
-// mapping (KAFKA_STORAGE_ERROR).
+// cannot be built completes at once with the code of a failed append
+// (kafkaerr.StorageCode: KAFKA_STORAGE_ERROR).
 func (a *groupActor) append(ctx actor.Context, ap *Append) {
 	b, err := ap.Batch()
 	if err != nil {
 		a.log.Error("group actor: cannot build __consumer_offsets batch", "group", a.s.g.ID(), "err", err)
 		a.perform(ctx, a.s.g.AppendCompleted(&AppendCompleted{
-			ID: ap.ID, BaseOffset: -1, ErrorCode: kerr.KafkaStorageError.Code, NowMs: a.nowMs(),
+			ID: ap.ID, BaseOffset: -1, ErrorCode: kafkaerr.StorageCode(err), NowMs: a.nowMs(),
 		}))
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/weirmq/weir/actors/stopped"
+	"github.com/weirmq/weir/internal/kafkaerr"
 	"github.com/weirmq/weir/log"
 )
 
@@ -407,7 +408,7 @@ func (a *partitionActor) step(ctx actor.Context, fn func(*Replica) Output) {
 		if err != nil {
 			err = fmt.Errorf("partition: append to %s: %w", a.cfg.Log.TopicPartition(), err)
 		}
-		if err == nil || appendErrorCode(err) == kerr.KafkaStorageError.Code {
+		if err == nil || kafkaerr.StorageCode(err) == kerr.KafkaStorageError.Code {
 			a.board.noteStorage(a.log, storageAppend, err)
 		}
 		out = a.r.OnLogAppended(&LogAppended{Seq: ap.Seq, Result: res, Err: err})

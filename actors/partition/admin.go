@@ -1,12 +1,10 @@
 package partition
 
 import (
-	"errors"
-
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/weirmq/weir/log"
+	"github.com/weirmq/weir/internal/kafkaerr"
 )
 
 // OnLogStartAdvanced records that the log start offset moved to start
@@ -103,13 +101,10 @@ func (a *partitionActor) onRecordsDeleted(ctx actor.Context, m *recordsDeleted) 
 	delete(a.deletes, m.seq)
 	res := &DeleteRecordsResult{ID: p.id, LowWatermark: -1}
 	switch err := m.err; {
-	case errors.Is(err, log.ErrOffsetOutOfRange), errors.Is(err, log.ErrInvalidOffset):
-		res.ErrorCode = kerr.OffsetOutOfRange.Code
-	case errors.Is(err, log.ErrClosed):
-		res.ErrorCode = kerr.NotLeaderForPartition.Code
 	case err != nil:
-		a.log.Warn("partition actor: delete records", "err", err)
-		res.ErrorCode = kerr.KafkaStorageError.Code
+		if res.ErrorCode = kafkaerr.StorageCode(err); res.ErrorCode == kerr.KafkaStorageError.Code {
+			a.log.Warn("partition actor: delete records", "err", err)
+		}
 	case a.r != nil:
 		a.r.OnLogStartAdvanced(m.start)
 		res.LowWatermark = a.r.Status().LogStartOffset

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/weirmq/weir/internal/kafkaerr"
 	"github.com/weirmq/weir/log"
 	"github.com/weirmq/weir/log/batch"
 )
@@ -52,7 +53,7 @@ func (r *Replica) OnLogAppended(e *LogAppended) Output {
 	}
 	r.inflight = nil
 	if e.Err != nil {
-		code := appendErrorCode(e.Err)
+		code := kafkaerr.StorageCode(e.Err)
 		out.Replies = append(out.Replies, r.failure(in.req.ID, in.req.Acks, code, kerr.ErrorForCode(code).Error()))
 	} else {
 		res := e.Result
@@ -151,7 +152,7 @@ func (r *Replica) validate(m *AppendBatches) (ProducerBatch, *AppendBatchesResul
 	}
 	hdr, err := batch.Validate(batches[0])
 	if err != nil {
-		return fail(appendErrorCode(err), "%v", err)
+		return fail(kafkaerr.StorageCode(err), "%v", err)
 	}
 	if msg := clientBatchProblem(hdr.NumRecords, hdr.LastOffsetDelta, hdr.Attributes, hdr.ProducerID, hdr.FirstSequence); msg != "" {
 		return fail(kerr.InvalidRecord.Code, "%s", msg)
@@ -206,10 +207,12 @@ func timestampProblem(first, maxTs, nowMs, before, after int64) string {
 func recordsErrorCode(err error) (int16, string) {
 	switch {
 	case errors.Is(err, batch.ErrOverLimit):
-		return kerr.MessageTooLarge.Code, fmt.Sprintf("record batch decompresses past %d bytes", batch.MaxDecompressed)
+		return kafkaerr.Code(err), fmt.Sprintf("record batch decompresses past %d bytes", batch.MaxDecompressed)
 	case errors.Is(err, batch.ErrNoKey):
-		return kerr.InvalidRecord.Code, "compacted topic cannot accept a record without a key"
+		return kafkaerr.Code(err), "compacted topic cannot accept a record without a key"
 	}
+	// Whatever the codec's sentinel: batch.ErrCorrupt is CORRUPT_MESSAGE
+	// for a batch's framing and CRC, not for the records inside.
 	return kerr.InvalidRecord.Code, "invalid records"
 }
 
@@ -227,26 +230,6 @@ func clientBatchProblem(count, lastOffsetDelta int32, attrs int16, pid int64, fi
 		return fmt.Sprintf("producer %d sent invalid sequence number %d", pid, firstSeq)
 	}
 	return ""
-}
-
-// appendErrorCode maps a batch or log error to the Kafka code a producer
-// gets, as wire's error table does (actors do not import wire).
-func appendErrorCode(err error) int16 {
-	switch {
-	case errors.Is(err, batch.ErrUnsupportedMagic):
-		return kerr.InvalidRecord.Code
-	case errors.Is(err, batch.ErrCorrupt), errors.Is(err, batch.ErrTruncated):
-		return kerr.CorruptMessage.Code
-	case errors.Is(err, log.ErrRecordTooLarge):
-		return kerr.RecordListTooLarge.Code
-	case errors.Is(err, log.ErrClosed):
-		return kerr.NotLeaderForPartition.Code
-	case errors.Is(err, log.ErrInvalidOffset):
-		// A follower's batches that do not follow its log (only follower
-		// appends keep their offsets).
-		return kerr.UnknownServerError.Code
-	}
-	return kerr.KafkaStorageError.Code
 }
 
 // Offsets of the record batch v2 header fields that LogAppendTime changes

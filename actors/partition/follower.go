@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/weirmq/weir/internal/kafkaerr"
 	"github.com/weirmq/weir/log"
 	"github.com/weirmq/weir/log/batch"
 )
@@ -185,7 +186,7 @@ func (r *Replica) replicatedBatches(m *AppendReplicated) (*replicatedAppend, int
 		pos += len(b)
 		h, err := batch.Validate(b)
 		if err != nil {
-			return nil, appendErrorCode(err)
+			return nil, kafkaerr.StorageCode(err)
 		}
 		pb := BatchFromHeader(h)
 		if pb.LastOffset < r.leo {
@@ -215,7 +216,7 @@ func (r *Replica) startReplicatedAppend(out *Output, ra *replicatedAppend) {
 func (r *Replica) replicatedAppended(out *Output, ra *replicatedAppend, e *LogAppended) {
 	r.replicating = nil
 	if e.Err != nil {
-		refuse(out, r, ra.id, appendErrorCode(e.Err))
+		refuse(out, r, ra.id, kafkaerr.StorageCode(e.Err))
 		return
 	}
 	r.leo = e.Result.LastOffset + 1

@@ -1,11 +1,11 @@
 package partition
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/weirmq/weir/internal/kafkaerr"
 	"github.com/weirmq/weir/log"
 )
 
@@ -62,17 +62,16 @@ func readLog(l *log.Log, st *Status, m *ReadRecords) *ReadRecordsResult {
 		return res
 	}
 	data, err := l.Read(m.Offset, log.ReadOptions{MaxBytes: m.MaxBytes, HardMaxBytes: m.HardMaxBytes, MaxOffset: bound, Buf: m.Buf})
-	switch {
-	case errors.Is(err, log.ErrOffsetOutOfRange):
-		res.ErrorCode, res.ErrorMessage = kerr.OffsetOutOfRange.Code, err.Error()
-		res.LogStartOffset = l.LogStartOffset()
-	case errors.Is(err, log.ErrClosed):
-		res.ErrorCode, res.ErrorMessage = kerr.NotLeaderForPartition.Code, err.Error()
-	case err != nil:
-		res.ErrorCode, res.ErrorMessage = kerr.KafkaStorageError.Code, err.Error()
-		res.storageErr = err
-	default:
+	switch res.ErrorCode = kafkaerr.StorageCode(err); res.ErrorCode {
+	case 0:
 		res.Records = data
+	case kerr.OffsetOutOfRange.Code:
+		res.ErrorMessage = err.Error()
+		res.LogStartOffset = l.LogStartOffset()
+	case kerr.KafkaStorageError.Code:
+		res.ErrorMessage, res.storageErr = err.Error(), err
+	default:
+		res.ErrorMessage = err.Error()
 	}
 	return res
 }
@@ -118,11 +117,10 @@ func listOffset(l *log.Log, st *Status, ts int64, currentLeaderEpoch int32) List
 	}
 	off, t, found, err := l.OffsetForTimestamp(ts)
 	switch {
-	case errors.Is(err, log.ErrClosed):
-		none.ErrorCode = kerr.NotLeaderForPartition.Code
-		return none
 	case err != nil:
-		none.ErrorCode, none.storageErr = kerr.KafkaStorageError.Code, err
+		if none.ErrorCode = kafkaerr.StorageCode(err); none.ErrorCode == kerr.KafkaStorageError.Code {
+			none.storageErr = err
+		}
 		return none
 	case !found || off >= hw:
 		return none

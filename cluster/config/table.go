@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/weirmq/weir/internal/kafkaerr"
 )
 
 // ErrInvalidConfig reports an unknown config name or a value its entry
-// rejects. Package wire maps it to Kafka's INVALID_CONFIG (code 40).
-var ErrInvalidConfig = errors.New("config: invalid config")
+// rejects: Kafka's INVALID_CONFIG (code 40; internal/kafkaerr).
+var ErrInvalidConfig = kafkaerr.New(kafkaerr.InvalidConfig, "config: invalid config")
 
 // Type is a config's type, numbered as DescribeConfigs v3+ reports it.
 type Type int8

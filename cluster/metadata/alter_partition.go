@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // AlterPartitionRequest carries a partition leader's ISR changes (Kafka's
@@ -77,25 +78,11 @@ func (r *AlterPartitionResult) Fail(e APIError) {
 	}
 }
 
-// alterPartitionErrors maps ChangeISR's errors to Kafka's AlterPartition
-// codes.
-var alterPartitionErrors = []errorRow{
-	{ErrUnknownBroker, kerr.StaleBrokerEpoch},
-	{ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch},
-	{ErrUnknownTopic, kerr.UnknownTopicID},
-	{ErrUnknownPartition, kerr.UnknownTopicOrPartition},
-	{ErrNotLeader, kerr.NotLeaderForPartition},
-	{ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
-	{ErrStalePartitionEpoch, kerr.InvalidUpdateVersion},
-	{ErrIneligibleReplica, kerr.IneligibleReplica},
-	{ErrInvalidRecord, kerr.InvalidRequest},
-}
-
 // alterPartition decides an AlterPartitionRequest (see AlterPartitionItem
 // for the codes).
 func alterPartition(img *Image, r *AlterPartitionRequest) (*AlterPartitionResult, []Record) {
 	if _, err := img.currentBroker(r.BrokerID, r.BrokerEpoch); err != nil {
-		return r.Refused(mapError(err, alterPartitionErrors)).(*AlterPartitionResult), nil
+		return r.Refused(errorIn(kmsg.AlterPartition, err)).(*AlterPartitionResult), nil
 	}
 	res := &AlterPartitionResult{Partitions: make([]AlterPartitionItem, len(r.Changes))}
 	b := NewBuilder(img)
@@ -128,7 +115,7 @@ func alterPartition(img *Image, r *AlterPartitionRequest) (*AlterPartitionResult
 			}
 		}
 		if err != nil {
-			item.Error = mapError(err, alterPartitionErrors)
+			item.Error = errorIn(kmsg.AlterPartition, err)
 			continue
 		}
 		recs = append(recs, rs...)

@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirmq/weir/cluster/config"
+	"github.com/weirmq/weir/internal/kafkaerr"
 )
 
 // APIError is the Kafka error one item of a request gets from the
@@ -35,101 +37,56 @@ func apiErr(k *kerr.Error, format string, args ...any) APIError {
 	return APIError{Code: k.Code, Message: fmt.Sprintf(format, args...)}
 }
 
-// errorRow maps one sentinel an admin request can meet to its Kafka code.
-type errorRow struct {
-	err   error
-	kafka *kerr.Error
-}
-
-// adminErrors maps the sentinels of this package and cluster/config that
-// admin requests can meet to Kafka's codes.
-var adminErrors = []errorRow{
-	{ErrInvalidTopic, kerr.InvalidTopicException},
-	{ErrTopicExists, kerr.TopicAlreadyExists},
-	{ErrUnknownTopic, kerr.UnknownTopicOrPartition},
-	{ErrUnknownPartition, kerr.UnknownTopicOrPartition},
-	{ErrInvalidPartitions, kerr.InvalidPartitions},
-	{ErrInvalidReplicationFactor, kerr.InvalidReplicationFactor},
-	{ErrInvalidConfig, kerr.InvalidConfig},
-	{config.ErrInvalidConfig, kerr.InvalidConfig},
-	{ErrUnknownBroker, kerr.InvalidReplicaAssignment},
-	{ErrBrokerFenced, kerr.InvalidReplicaAssignment},
-	{ErrInvalidRecord, kerr.InvalidRequest},
-	// A wait that ended first (the controller stopping).
-	{context.Canceled, kerr.RequestTimedOut},
-	{context.DeadlineExceeded, kerr.RequestTimedOut},
-}
-
 // ErrorOf maps an error met while deciding or proposing a change to the
-// Kafka error its items get: an APIError as it is; ErrOpTooLarge to
-// POLICY_VIOLATION with the message of Kafka's controller on a
-// BoundedListTooLongException; ErrLogUnavailable to the retriable
-// REQUEST_TIMED_OUT with the cause; the sentinels of adminErrors to their
-// codes, with the error's text (which names only the request's topics and
-// values) less the sentinels' package prefixes; a *kerr.Error to itself;
-// anything else to UNKNOWN_SERVER_ERROR with Kafka's description of it. nil is no error.
-func ErrorOf(err error) APIError {
+// Kafka error its items get, with the code internal/kafkaerr's table gives
+// it (kafkaerr.Of): an APIError as it is; ErrOpTooLarge (POLICY_VIOLATION)
+// with the message of Kafka's controller on a BoundedListTooLongException;
+// ErrLogUnavailable (REQUEST_TIMED_OUT) with the cause; REQUEST_TIMED_OUT,
+// NOT_CONTROLLER and UNKNOWN_SERVER_ERROR otherwise with Kafka's
+// description of the code; any other code with the error's text (which
+// names only the request's topics and values) less the sentinels' package
+// prefixes. nil is no error.
+func ErrorOf(err error) APIError { return apiError(err, kafkaerr.Of(err)) }
+
+// errorIn is ErrorOf for an error met deciding a request of api, whose
+// codes for some errors differ from the admin requests' (kafkaerr.OfAPI):
+// registrations, heartbeats, elections, ISR changes.
+func errorIn(api kmsg.Key, err error) APIError { return apiError(err, kafkaerr.OfAPI(api, err)) }
+
+// apiError is err answered with k (see ErrorOf).
+func apiError(err error, k *kerr.Error) APIError {
 	if err == nil {
 		return APIError{}
 	}
 	if e, ok := errors.AsType[APIError](err); ok {
 		return e
 	}
-	if errors.Is(err, ErrOpTooLarge) {
+	switch {
+	case k == kerr.PolicyViolation && errors.Is(err, ErrOpTooLarge):
 		return apiErr(kerr.PolicyViolation, "Unable to perform excessively large batch operation.")
-	}
-	if errors.Is(err, ErrLogUnavailable) {
+	case k == kerr.RequestTimedOut && errors.Is(err, ErrLogUnavailable):
 		// The controller cannot write its log (a full disk, no file
-		// descriptors): retriable, as Kafka's controller answers a
-		// request it cannot complete (REQUEST_TIMED_OUT), with the cause.
+		// descriptors): retriable, with the cause.
 		msg := strings.TrimPrefix(err.Error(), "metadata: ")
-		return APIError{Code: kerr.RequestTimedOut.Code, Message: strings.ToUpper(msg[:1]) + msg[1:] + "."}
-	}
-	k := kerr.UnknownServerError
-	if ke, ok := errors.AsType[*kerr.Error](err); ok && ke != nil {
-		k = ke
-	}
-	for _, row := range adminErrors {
-		if errors.Is(err, row.err) {
-			k = row.kafka
-			break
-		}
-	}
-	if k == kerr.RequestTimedOut || k == kerr.UnknownServerError {
+		return APIError{Code: k.Code, Message: strings.ToUpper(msg[:1]) + msg[1:] + "."}
+	case k == kerr.RequestTimedOut, k == kerr.NotController, k == kerr.UnknownServerError:
 		return APIError{Code: k.Code, Message: k.Description}
 	}
 	msg := err.Error()
-	for _, row := range adminErrors {
-		msg = strings.ReplaceAll(msg, row.err.Error()+": ", "")
+	for _, s := range prefixed {
+		msg = strings.ReplaceAll(msg, s.Error()+": ", "")
 	}
 	return APIError{Code: k.Code, Message: msg}
 }
 
+// prefixed are the sentinels whose text is left out of the message sent
+// with a code: package prefixes that tell a client nothing.
+var prefixed = []error{
+	ErrInvalidTopic, ErrTopicExists, ErrUnknownTopic, ErrUnknownPartition, ErrInvalidPartitions,
+	ErrInvalidReplicationFactor, ErrInvalidConfig, config.ErrInvalidConfig, ErrUnknownBroker,
+	ErrStaleBrokerEpoch, ErrBrokerFenced, ErrStalePartitionEpoch, ErrFencedLeaderEpoch, ErrNotLeader,
+	ErrLeaderExists, ErrIneligibleReplica, ErrInvalidRecord, context.Canceled, context.DeadlineExceeded,
+}
+
 // leaderNotAvailable is LEADER_NOT_AVAILABLE's code.
 var leaderNotAvailable = kerr.LeaderNotAvailable.Code
-
-// mapError maps err as the first row of rows it wraps says, with the
-// error's text less the sentinels' package prefixes: the table of one
-// kind of broker request (registration, heartbeats, elections, ISR
-// changes), whose codes differ from an admin request's. An APIError stays
-// as it is; an error no row names is mapped by ErrorOf.
-func mapError(err error, rows []errorRow) APIError {
-	if err == nil {
-		return APIError{}
-	}
-	if e, ok := errors.AsType[APIError](err); ok {
-		return e
-	}
-	for _, row := range rows {
-		if errors.Is(err, row.err) {
-			msg := err.Error()
-			for _, tables := range [][]errorRow{rows, adminErrors} {
-				for _, r := range tables {
-					msg = strings.ReplaceAll(msg, r.err.Error()+": ", "")
-				}
-			}
-			return APIError{Code: row.kafka.Code, Message: msg}
-		}
-	}
-	return ErrorOf(err)
-}

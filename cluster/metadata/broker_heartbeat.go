@@ -1,8 +1,6 @@
 package metadata
 
-import (
-	"github.com/twmb/franz-go/pkg/kerr"
-)
+import "github.com/twmb/franz-go/pkg/kmsg"
 
 // BrokerHeartbeatRequest is a registered broker's heartbeat to the
 // controller (Kafka's BrokerHeartbeat): it keeps the broker's session,
@@ -54,13 +52,6 @@ func (r *BrokerHeartbeatResult) Fail(e APIError) {
 	}
 }
 
-// heartbeatErrors maps a heartbeat's broker errors to Kafka's codes, as
-// Kafka's controller answers BrokerHeartbeat.
-var heartbeatErrors = []errorRow{
-	{ErrUnknownBroker, kerr.BrokerIDNotRegistered},
-	{ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch},
-}
-
 // brokerHeartbeat decides a BrokerHeartbeatRequest, as Kafka's
 // BrokerHeartbeatManager does:
 //
@@ -83,7 +74,7 @@ var heartbeatErrors = []errorRow{
 func (c *Controller) brokerHeartbeat(img *Image, r *BrokerHeartbeatRequest) (*BrokerHeartbeatResult, []Record) {
 	br, err := img.currentBroker(r.NodeID, r.BrokerEpoch)
 	if err != nil {
-		return &BrokerHeartbeatResult{Error: mapError(err, heartbeatErrors)}, nil
+		return &BrokerHeartbeatResult{Error: errorIn(kmsg.BrokerHeartbeat, err)}, nil
 	}
 	if c.Sessions != nil {
 		c.Sessions.Heartbeat(r.NodeID, r.BrokerEpoch, r.NowMs)

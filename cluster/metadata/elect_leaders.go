@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ElectLeadersRequest carries a node's leader proposals for leaderless
@@ -58,19 +59,6 @@ func (r *ElectLeadersResult) Fail(e APIError) {
 	}
 }
 
-// electionErrors maps ElectLeader's errors to the codes of
-// ElectLeadersResult.
-var electionErrors = []errorRow{
-	{ErrStalePartitionEpoch, kerr.LeaderNotAvailable},
-	{ErrLeaderExists, kerr.ElectionNotNeeded},
-	{ErrUnknownBroker, kerr.BrokerIDNotRegistered},
-	{ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch},
-	{ErrIneligibleReplica, kerr.IneligibleReplica},
-	{ErrBrokerFenced, kerr.IneligibleReplica},
-	{ErrUnknownTopic, kerr.UnknownTopicID},
-	{ErrUnknownPartition, kerr.UnknownTopicOrPartition},
-}
-
 // notDecided is the error of an item left for a later operation.
 func notDecided() APIError {
 	return apiErr(kerr.RequestTimedOut, "Not decided by this request: one operation holds at most %d records; retry.", MaxRecordsPerOp)
@@ -103,7 +91,7 @@ func (c *Controller) electLeaders(img *Image, r *ElectLeadersRequest) (*ElectLea
 			err = b.Apply(rec, off)
 		}
 		if err != nil {
-			res.Errors[i] = mapError(err, electionErrors)
+			res.Errors[i] = errorIn(kmsg.ElectLeaders, err)
 			continue
 		}
 		recs = append(recs, rec)

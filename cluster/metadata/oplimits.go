@@ -1,8 +1,9 @@
 package metadata
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/weirmq/weir/internal/kafkaerr"
 )
 
 // The bounds of one metadata operation: the records one proposal (one raft
@@ -24,9 +25,9 @@ const (
 )
 
 // ErrOpTooLarge is an operation over MaxRecordsPerOp records or MaxOpBytes
-// bytes: it is refused as a whole (wire answers POLICY_VIOLATION, as
-// Kafka's BoundedListTooLongException).
-var ErrOpTooLarge = errors.New("metadata: operation too large")
+// bytes: it is refused as a whole (POLICY_VIOLATION, as Kafka's
+// BoundedListTooLongException).
+var ErrOpTooLarge = kafkaerr.New(kafkaerr.OpTooLarge, "metadata: operation too large")
 
 // OpBudget counts the records and bytes of one operation against
 // MaxRecordsPerOp and MaxOpBytes. The zero value is an empty operation.

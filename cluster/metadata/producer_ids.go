@@ -1,11 +1,12 @@
 package metadata
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
-	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/weirmq/weir/internal/kafkaerr"
 )
 
 // DefaultProducerIDBlockSize is the number of producer ids a broker gets
@@ -51,18 +52,13 @@ func AllocateProducerIDs(img *Image, broker int32, epoch int64, blockSize int64)
 
 // allocateProducerIDs decides an AllocateProducerIDsRequest: the next
 // DefaultProducerIDBlockSize ids for a broker whose registration is
-// current (else STALE_BROKER_EPOCH or BROKER_ID_NOT_REGISTERED, as Kafka's
-// controller answers); UNKNOWN_SERVER_ERROR once the ids run out, as
-// Kafka's ProducerIdControlManager.
+// current (else STALE_BROKER_EPOCH, or BROKER_ID_NOT_REGISTERED for an
+// unregistered one: internal/kafkaerr's table); UNKNOWN_SERVER_ERROR once
+// the ids run out, as Kafka's ProducerIdControlManager.
 func allocateProducerIDs(img *Image, r *AllocateProducerIDsRequest) (*AllocateProducerIDsResult, []Record) {
 	rec, err := AllocateProducerIDs(img, r.BrokerID, r.BrokerEpoch, DefaultProducerIDBlockSize)
-	switch {
-	case errors.Is(err, ErrUnknownBroker):
-		return &AllocateProducerIDsResult{Error: APIError{Code: kerr.BrokerIDNotRegistered.Code, Message: err.Error()}}, nil
-	case errors.Is(err, ErrStaleBrokerEpoch):
-		return &AllocateProducerIDsResult{Error: APIError{Code: kerr.StaleBrokerEpoch.Code, Message: err.Error()}}, nil
-	case err != nil:
-		return &AllocateProducerIDsResult{Error: APIError{Code: kerr.UnknownServerError.Code, Message: err.Error()}}, nil
+	if err != nil {
+		return &AllocateProducerIDsResult{Error: APIError{Code: kafkaerr.OfAPI(kmsg.AllocateProducerIDs, err).Code, Message: err.Error()}}, nil
 	}
 	block := rec.(ProducerIDsBlockRecord)
 	return &AllocateProducerIDsResult{FirstProducerID: block.FirstProducerID, Size: block.Size}, []Record{rec}

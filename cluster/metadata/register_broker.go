@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // RegisterBrokerRequest registers a broker process with the controller
@@ -51,11 +52,6 @@ func (r *RegisterBrokerResult) Fail(e APIError) {
 	}
 }
 
-// registrationErrors maps a registration's errors to Kafka's codes.
-var registrationErrors = []errorRow{
-	{ErrInvalidRecord, kerr.InvalidRequest},
-}
-
 // registerBroker decides a RegisterBrokerRequest, as Kafka's
 // ClusterControlManager.registerBroker does:
 //
@@ -84,7 +80,7 @@ func (c *Controller) registerBroker(img *Image, r *RegisterBrokerRequest) (*Regi
 		Rack:          r.Rack,
 	}
 	if err := validateRegistration(reg); err != nil {
-		return &RegisterBrokerResult{Error: mapError(err, registrationErrors)}, nil
+		return &RegisterBrokerResult{Error: errorIn(kmsg.BrokerRegistration, err)}, nil
 	}
 	old, exists := img.brokers.get(r.NodeID)
 	if exists && old.IncarnationID == r.IncarnationID {
@@ -98,7 +94,7 @@ func (c *Controller) registerBroker(img *Image, r *RegisterBrokerRequest) (*Regi
 	}
 	recs, epoch, err := RegisterBrokerRecords(img, reg)
 	if err != nil {
-		return &RegisterBrokerResult{Error: mapError(err, registrationErrors)}, nil
+		return &RegisterBrokerResult{Error: errorIn(kmsg.BrokerRegistration, err)}, nil
 	}
 	var budget OpBudget
 	if !budget.Add(recs) {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // MoveLeadersRequest is a broker's controlled shutdown (docs/DESIGN.md
@@ -68,23 +68,15 @@ func (r *MoveLeadersResult) Fail(e APIError) {
 	r.LeftISR = 0
 }
 
-var moveErrors = []errorRow{
-	{ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
-	{ErrStalePartitionEpoch, kerr.InvalidUpdateVersion},
-	{ErrNotLeader, kerr.NotLeaderForPartition},
-	{ErrIneligibleReplica, kerr.IneligibleReplica},
-	{ErrBrokerFenced, kerr.IneligibleReplica},
-	{ErrUnknownBroker, kerr.StaleBrokerEpoch},
-	{ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch},
-	{ErrUnknownTopic, kerr.UnknownTopicID},
-	{ErrUnknownPartition, kerr.UnknownTopicOrPartition},
-}
+// moveError is a move's Kafka error: AlterPartition's codes, as a planned
+// move changes a partition's leader and ISR as AlterPartition does.
+func moveError(err error) APIError { return errorIn(kmsg.AlterPartition, err) }
 
 // moveLeaders decides a MoveLeadersRequest.
 func (c *Controller) moveLeaders(img *Image, r *MoveLeadersRequest) (*MoveLeadersResult, []Record) {
 	res := &MoveLeadersResult{Errors: make([]APIError, len(r.Moves))}
 	if _, err := img.currentBroker(r.BrokerID, r.BrokerEpoch); err != nil {
-		return r.Refused(mapError(err, moveErrors)).(*MoveLeadersResult), nil
+		return r.Refused(moveError(err)).(*MoveLeadersResult), nil
 	}
 	b := NewBuilder(img)
 	off := max(img.Offset(), 0)
@@ -106,7 +98,7 @@ func (c *Controller) moveLeaders(img *Image, r *MoveLeadersRequest) (*MoveLeader
 			err = b.Apply(rec, off)
 		}
 		if err != nil {
-			res.Errors[i] = mapError(err, moveErrors)
+			res.Errors[i] = moveError(err)
 			continue
 		}
 		recs = append(recs, rec)

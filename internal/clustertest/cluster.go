@@ -194,27 +194,23 @@ func (c *Cluster) logger(id int32) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test_node", id)
 }
 
-// Stop stops node id gracefully (it leaves the gossip).
+// Stop stops node id gracefully: a controlled shutdown, and it leaves the
+// gossip.
 func (c *Cluster) Stop(id int32) {
 	c.t.Helper()
-	c.mu.Lock()
-	m := c.nodes[id]
-	n, system := m.node, m.system
-	m.node, m.system = nil, nil
-	c.mu.Unlock()
-	if n == nil {
-		return
-	}
-	if err := n.Stop(); err != nil {
-		c.t.Errorf("stop node %d: %v", id, err)
-	}
-	system.Shutdown()
+	c.down(id, "stop", (*cluster.Node).Stop)
 }
 
 // Halt stops node id as a crash looks to the others (cluster.Node.Halt:
 // no controlled shutdown, no gossip leave).
 func (c *Cluster) Halt(id int32) {
 	c.t.Helper()
+	c.down(id, "halt", (*cluster.Node).Halt)
+}
+
+// down takes node id down with stop and shuts its actor system down.
+func (c *Cluster) down(id int32, what string, stop func(*cluster.Node) error) {
+	c.t.Helper()
 	c.mu.Lock()
 	m := c.nodes[id]
 	n, system := m.node, m.system
@@ -223,8 +219,8 @@ func (c *Cluster) Halt(id int32) {
 	if n == nil {
 		return
 	}
-	if err := n.Halt(); err != nil {
-		c.t.Errorf("halt node %d: %v", id, err)
+	if err := stop(n); err != nil {
+		c.t.Errorf("%s node %d: %v", what, id, err)
 	}
 	system.Shutdown()
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,11 +18,18 @@ type brokerState struct {
 	epoch       int64
 	registering bool
 	// duplicate is set once the controller refused the registration as a
-	// duplicate: another live process holds the node id.
-	duplicate bool
+	// duplicate: another live process holds the node id; duplicateAt is
+	// the tick of the first refusal.
+	duplicate   bool
+	duplicateAt int64
+	// othersSince is the tick since which gossip has shown another live
+	// process with this node id while this one is unregistered (-1: none).
+	othersSince int64
 
-	heartbeating bool
-	heartbeatAt  int64 // the tick the last heartbeat was sent
+	// heartbeat is the route of the heartbeat in flight (0: none), sent
+	// at tick heartbeatAt.
+	heartbeat   uint64
+	heartbeatAt int64
 
 	elector  *elector
 	electing bool
@@ -33,7 +41,31 @@ type brokerState struct {
 	electAt      int64 // the tick the last election request was sent
 }
 
-func newBrokerState() brokerState { return brokerState{heartbeatAt: -1 << 40} }
+func newBrokerState() brokerState { return brokerState{heartbeatAt: -1 << 40, othersSince: -1} }
+
+// otherProcessLives reports, and past a grace fails the node for, another
+// live process with this node id in the gossip while this one is not
+// registered yet. The other's messages win (peerBook), so this node could
+// not even reach the controller to be refused. A process restarted after a
+// crash sees its predecessor until gossip declares it failed, within the
+// grace.
+func (a *metadataActor) otherProcessLives() bool {
+	d := &a.duty
+	if len(a.peers[a.n.id]) == 0 {
+		d.othersSince = -1
+		return false
+	}
+	if d.othersSince < 0 {
+		d.othersSince = a.ticks
+		a.log.Warn("another process with this node id is in the gossip; waiting for it to go", "node", a.n.id, "other", a.peers[a.n.id][0].name)
+	}
+	grace := max(duplicateGrace*a.n.cfg.Broker.Millis("broker.session.timeout.ms"), 4*a.n.profile().ExpectedDetection())
+	if a.ticks-d.othersSince > a.ticksOf(grace) {
+		a.fail(fmt.Errorf("%w: another live process is registered as node %d (gossip name %s); stop it, or give this process another node.id",
+			ErrDuplicateNode, a.n.id, a.peers[a.n.id][0].name))
+	}
+	return true
+}
 
 // brokerDuties takes this node's next steps as a broker: register once
 // the cluster exists, heartbeat every broker.heartbeat.interval.ms (the
@@ -49,6 +81,9 @@ func (a *metadataActor) brokerDuties() {
 	if d.elector == nil {
 		d.elector = newElector(a.ticksOf(electionStagger), a.ticksOf(uncleanElectionDelay))
 	}
+	if d.epoch == 0 && a.otherProcessLives() {
+		return
+	}
 	img := a.applied
 	if img.ClusterID() == "" {
 		return // the controller names the cluster first
@@ -63,7 +98,9 @@ func (a *metadataActor) brokerDuties() {
 		a.register()
 		return
 	}
-	if !d.heartbeating && !d.fencing && a.ticks-d.heartbeatAt >= a.ticksOf(a.n.cfg.Broker.Millis("broker.heartbeat.interval.ms")) {
+	if !d.fencing && a.ticks-d.heartbeatAt >= a.ticksOf(a.n.cfg.Broker.Millis("broker.heartbeat.interval.ms")) {
+		// Every interval, answered or not: one lost heartbeat must not
+		// cost the session (the one in flight is given up).
 		a.heartbeat()
 	}
 	if !registered || br.Fenced {
@@ -131,8 +168,15 @@ func (a *metadataActor) register() {
 			a.n.registered(d.epoch)
 			a.log.Info("broker registered", "broker_epoch", d.epoch)
 		case res.Error.Code == kerr.DuplicateBrokerRegistration.Code:
+			if d.duplicate && a.ticks-d.duplicateAt > a.ticksOf(duplicateGrace*a.n.cfg.Broker.Millis("broker.session.timeout.ms")) {
+				// Still refused long after a dead predecessor's session
+				// would have expired: the other process is alive.
+				a.fail(fmt.Errorf("%w: another live process is registered as node %d (%s); stop it, or give this process another node.id",
+					ErrDuplicateNode, a.n.id, res.Error.Message))
+				return
+			}
 			if !d.duplicate {
-				d.duplicate = true
+				d.duplicate, d.duplicateAt = true, a.ticks
 				a.log.Warn("another live process is registered as this node; waiting for its session to expire",
 					"node", a.n.id, "message", res.Error.Message)
 				a.n.duplicateRegistration(res.Error.Message)
@@ -147,12 +191,18 @@ func (a *metadataActor) register() {
 // moment it was sent, and tells whether the node is fenced.
 func (a *metadataActor) heartbeat() {
 	d := &a.duty
-	d.heartbeating, d.heartbeatAt = true, a.ticks
+	if d.heartbeat != 0 {
+		a.withdraw(d.heartbeat)
+	}
+	d.heartbeatAt = a.ticks
 	sent := time.Now()
 	epoch := d.epoch
-	a.submit(&metadata.BrokerHeartbeatRequest{NodeID: a.n.id, BrokerEpoch: epoch, MetadataOffset: a.applied.Offset()},
+	var id uint64
+	id = a.submit(&metadata.BrokerHeartbeatRequest{NodeID: a.n.id, BrokerEpoch: epoch, MetadataOffset: a.applied.Offset()},
 		func(r metadata.Result) {
-			d.heartbeating = false
+			if d.heartbeat == id {
+				d.heartbeat = 0
+			}
 			res := r.(*metadata.BrokerHeartbeatResult)
 			switch {
 			case !res.Error.Failed():
@@ -161,7 +211,19 @@ func (a *metadataActor) heartbeat() {
 				a.log.Warn("the controller no longer knows this registration", "broker_epoch", epoch, "message", res.Error.Message)
 			}
 		})
+	if _, waiting := a.routes[id]; waiting {
+		d.heartbeat = id
+	}
 }
+
+// duplicateGrace is how many session timeouts a registration refused as
+// a duplicate is retried before the node gives up: a process restarted
+// after a crash waits out its predecessor's session, which ends within one.
+const duplicateGrace = 3
+
+// ErrDuplicateNode is StartNode's error when another live process holds
+// the node id.
+var ErrDuplicateNode = errors.New("cluster: node id in use")
 
 // The election delays (elector).
 const (

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/weirmq/weir/cluster/metadata"
 	"github.com/weirmq/weir/cluster/quorum"
@@ -52,6 +53,9 @@ type metadataActor struct {
 	spec     *metadata.Image // applied plus the proposals in flight
 	inflight int
 	settled  []settled
+	// confirmed are answers whose ConfirmLeadership came back, to run
+	// after the Ready that brought it.
+	confirmed []func()
 	failed   error
 	// controller decides the requests (validation and placement).
 	controller metadata.Controller
@@ -130,6 +134,10 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 		a.onDeadLetter(m)
 	case *memberChanged:
 		a.onMember(m.event)
+	case *processGone:
+		if s := a.controller.Sessions; s != nil {
+			s.ProcessGone(m.node, a.nowMs())
+		}
 	case *shutdownStarted:
 		a.duty.shuttingDown = true
 		a.duty.fencing = a.duty.fencing || m.fence
@@ -158,6 +166,22 @@ func (a *metadataActor) decide(req metadata.Request, done func(metadata.Result, 
 	a.stampNow(req)
 	res, recs := a.controller.Evaluate(a.spec, req)
 	if len(recs) == 0 {
+		if _, ok := req.(*metadata.BrokerHeartbeatRequest); ok {
+			// The answer renews the broker's lease: only a controller a
+			// quorum still follows may give it (ConfirmLeadership), or a
+			// deposed one that has not noticed would keep a cut-off
+			// leader acknowledging writes.
+			offset := a.applied.Offset()
+			a.q.ConfirmLeadership(func(ok bool) {
+				a.confirmed = append(a.confirmed, func() {
+					if !ok {
+						res = req.Refused(metadata.APIError{Code: kerr.NotController.Code, Message: "no longer the controller"})
+					}
+					done(res, offset)
+				})
+			})
+			return
+		}
 		// Nothing to write (validate_only, or every item refused): the
 		// answer needs no write, so a stall does not delay it.
 		done(res, a.applied.Offset())
@@ -283,6 +307,11 @@ func (a *metadataActor) handleReady() {
 		a.spec = a.applied
 	}
 	a.releaseParked()
+	confirmed := a.confirmed
+	a.confirmed = nil
+	for _, f := range confirmed {
+		f()
+	}
 	a.n.quorumLeader.Store(a.q.Leader())
 	if a.stall.stalled {
 		return // no new proposals until the quorum writes again

@@ -170,6 +170,7 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 	n.image.Store(q.Image())
 	n.replicas = newReplicaSet(system, n.logs, cfg.Broker, n.id, cfg.Now, n.log)
 	n.replicas.isr = newISRChanges()
+	n.replicas.leaseValid = n.LeaseValid
 	n.replicas.fetchers = newFetcherSet(system, n.id, cfg.Broker, n.Image, n.log)
 	undo = append(undo, n.replicas.stopAll, n.replicas.fetchers.stop)
 	if n.groups, err = n.startCoordinators(); err != nil {

@@ -1,7 +1,11 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"syscall"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
@@ -11,16 +15,66 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 )
 
-// peerBook maps node ids to the remote address of their live process, as
-// gossip last told it. It is a hint for routing messages: the metadata
-// image's registrations are the fallback, and nothing decided about the
-// cluster depends on it.
-type peerBook map[int32]peer
+// peerBook maps node ids to the live processes gossip knows for them,
+// in the order they joined. It is a hint for routing messages: the
+// metadata image's registrations are the fallback, and nothing decided
+// about the cluster depends on it. A node id's messages go to its first
+// live process: a second process claiming the id (a duplicate, or a
+// restart seen before its predecessor's failure) gets none until the first
+// is gone, so two processes never both answer as one raft voter.
+type peerBook map[int32][]peer
 
 // peer is one node's live process as gossip knows it.
 type peer struct {
 	name       string // the memberlist name (one per process)
 	remoteAddr string
+}
+
+// active returns the process node id's messages go to.
+func (b peerBook) active(id int32) (peer, bool) {
+	if ps := b[id]; len(ps) > 0 {
+		return ps[0], true
+	}
+	return peer{}, false
+}
+
+// alive records a live process of id (again: its address may change).
+func (b peerBook) alive(id int32, p peer) {
+	for i, q := range b[id] {
+		if q.name == p.name {
+			b[id][i] = p
+			return
+		}
+	}
+	b[id] = append(b[id], p)
+}
+
+// gone forgets a process; it reports whether it was the active one.
+func (b peerBook) gone(id int32, name string) bool {
+	ps := b[id]
+	for i, q := range ps {
+		if q.name == name {
+			b[id] = append(ps[:i:i], ps[i+1:]...)
+			if len(b[id]) == 0 {
+				delete(b, id)
+			}
+			return i == 0
+		}
+	}
+	return false
+}
+
+// usedByOther reports whether a live process other than name has addr (a
+// node restarted on the same port).
+func (b peerBook) usedByOther(addr, name string) bool {
+	for _, ps := range b {
+		for _, p := range ps {
+			if p.remoteAddr == addr && p.name != name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // metadataActorName is the name of node id's metadata actor in its actor
@@ -36,7 +90,8 @@ func (a *metadataActor) peerPID(node int32) *actor.PID {
 	if node == a.n.id {
 		return a.self
 	}
-	addr := a.peers[node].remoteAddr
+	p, _ := a.peers.active(node)
+	addr := p.remoteAddr
 	if addr == "" {
 		if br, ok := a.applied.Broker(node); ok {
 			addr = br.ActorAddress
@@ -100,7 +155,7 @@ func (a *metadataActor) onMember(e membership.Event) {
 		if e.Member.State != membership.Alive && e.Member.State != membership.Suspect {
 			return
 		}
-		a.peers[id] = peer{name: e.Member.Name, remoteAddr: addr}
+		a.peers.alive(id, peer{name: e.Member.Name, remoteAddr: addr})
 		if a.remote != nil && addr != "" {
 			a.remote.SetDown(addr, false)
 		}
@@ -111,23 +166,44 @@ func (a *metadataActor) onMember(e membership.Event) {
 		if a.remote != nil && addr != "" && !a.peers.usedByOther(addr, e.Member.Name) {
 			a.remote.SetDown(addr, true)
 		}
-		if p, ok := a.peers[id]; !ok || p.name != e.Member.Name {
-			return // an older process of the node; the live one stays
+		if !a.peers.gone(id, e.Member.Name) {
+			return // not the process the node id's messages went to
 		}
-		delete(a.peers, id)
 		if s := a.controller.Sessions; s != nil {
 			s.MemberFailed(id, a.nowMs())
 		}
+		a.probeGone(id)
 	}
 }
 
-// usedByOther reports whether a live process other than name has addr (a
-// node restarted on the same port).
-func (b peerBook) usedByOther(addr, name string) bool {
-	for _, p := range b {
-		if p.remoteAddr == addr && p.name != name {
-			return true
-		}
+// processGone reports a refused connection to node's listener after
+// gossip said it failed (probeGone).
+type processGone struct{ node int32 }
+
+// probeGone checks, off the actor, whether a node gossip declared failed
+// has lost its process: a connection to its Kafka listener that is
+// refused means no process listens there any more (the kernel resets it),
+// which a frozen process (its port still accepts) or a cut-off one (no
+// answer) does not show. Only that evidence lets the controller fence
+// before the session timeout (metadata.Sessions.ProcessGone): a process
+// that is gone holds no lease.
+func (a *metadataActor) probeGone(node int32) {
+	if a.controller.Sessions == nil {
+		return
 	}
-	return false
+	br, ok := a.applied.Broker(node)
+	if !ok || br.Fenced {
+		return
+	}
+	addr, self, system := br.Addr(), a.self, a.n.system
+	go func() {
+		conn, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+		if err == nil {
+			_ = conn.Close()
+			return
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			system.Root.Send(self, &processGone{node: node})
+		}
+	}()
 }

@@ -54,6 +54,8 @@ type replicaSet struct {
 	// reconcile.
 	fetchers *fetcherSet
 	isr      *isrChanges
+	// leaseValid is the node's lease, checked by the leaders at append.
+	leaseValid func() bool
 
 	mu sync.RWMutex
 	m  map[replicaKey]*replica
@@ -277,7 +279,7 @@ func (s *replicaSet) start(t *metadata.Topic, index int32, overrides map[string]
 	}
 	topicID := t.ID()
 	c := partition.Spawn(s.system, partition.ActorConfig{Log: l, Replica: rc, Now: s.now, Logger: s.log,
-		ProposeISR: func(ch partition.ISRChange) { s.isr.propose(topicID, index, ch) }})
+		ProposeISR: func(ch partition.ISRChange) { s.isr.propose(topicID, index, ch) }, LeaseValid: s.leaseValid})
 	return &replica{client: c, tp: tp, log: l, overrides: maps.Clone(overrides), leader: -2, leaderEpoch: -1, partitionEpoch: -1}, nil
 }
 

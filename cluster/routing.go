@@ -45,12 +45,16 @@ const forwardTimeoutTicks = 40
 
 // submit routes req; done runs in the actor with the controller's answer
 // once this node's image holds the change.
-func (a *metadataActor) submit(req metadata.Request, done func(metadata.Result)) {
+func (a *metadataActor) submit(req metadata.Request, done func(metadata.Result)) uint64 {
 	a.nextRoute++
 	r := &route{id: a.nextRoute, req: req, done: done, sentTo: -1}
 	a.routes[r.id] = r
 	a.route(r)
+	return r.id
 }
+
+// withdraw forgets a route not answered yet: its done never runs.
+func (a *metadataActor) withdraw(id uint64) { delete(a.routes, id) }
 
 // route decides r here while this node leads the quorum, else forwards it
 // to the leader when one is known (otherwise it waits for the next tick).

@@ -39,6 +39,9 @@ type ActorConfig struct {
 	Now func() time.Time
 	// Logger receives the actor's warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// LeaseValid, if set, tells whether the node may act as a leader
+	// (cluster.Node.LeaseValid): a leader refuses appends without it.
+	LeaseValid func() bool
 	// Board, if set, is where the actor publishes its status; Spawn sets
 	// it. A Board must be used by one actor at a time.
 	Board *Board
@@ -348,6 +351,14 @@ func (a *partitionActor) onAppendBatches(ctx actor.Context, m *AppendBatches) {
 			BaseOffset:   -1, LogAppendTimeMs: -1, LogStartOffset: -1,
 			CurrentLeader: LeaderHint{LeaderID: -1, LeaderEpoch: -1},
 		})
+		return
+	}
+	if a.cfg.LeaseValid != nil && a.r.role == Leader && !a.cfg.LeaseValid() {
+		// The node's lease lapsed (docs/DESIGN.md "Leader lease"),
+		// checked again here, where the append happens: another node may
+		// lead by now.
+		res := a.r.failure(m.ID, m.Acks, kerr.NotLeaderForPartition.Code, "the leader's lease lapsed")
+		a.reply(ctx, pendingReply{to: ctx.Sender(), callerID: m.ID}, res)
 		return
 	}
 	a.nextID++

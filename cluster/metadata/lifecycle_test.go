@@ -56,6 +56,7 @@ func TestBrokerLifecycle(t *testing.T) {
 		}
 		if now == 1000 {
 			cl.c.Sessions.MemberFailed(3, now)
+			cl.c.Sessions.ProcessGone(3, now)
 		}
 		if fenced, recs := cl.c.FenceExpired(cl.img, now); len(fenced) > 0 {
 			if len(fenced) != 1 || fenced[0].NodeID != 3 {
@@ -65,9 +66,10 @@ func TestBrokerLifecycle(t *testing.T) {
 			fencedAt = now
 		}
 	}
-	// The hint at 1000, no heartbeat since 500: fenced two intervals later.
-	if fencedAt != 1500 {
-		t.Fatalf("node 3 fenced at %d, want 1500", fencedAt)
+	// The hint and the evidence that its process is gone at 1000, no
+	// heartbeat since 500: fenced at once.
+	if fencedAt != 1000 {
+		t.Fatalf("node 3 fenced at %d, want 1000", fencedAt)
 	}
 	checkFenced(t, cl.img, 3)
 

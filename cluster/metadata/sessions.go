@@ -14,6 +14,9 @@ type Sessions struct {
 	// failed holds memberlist's failure hints: node id to the time of the
 	// first hint since the node was last seen alive.
 	failed map[int32]int64
+	// gone holds the evidence that a node's process is gone (its listener
+	// refuses connections): node id to when it was found.
+	gone map[int32]int64
 }
 
 // session is one broker's: the registration it heartbeats for and when
@@ -30,14 +33,21 @@ type BrokerRef struct {
 }
 
 // NewSessions returns Sessions that expire a broker after timeoutMs
-// without a heartbeat (broker.session.timeout.ms), or 2*heartbeatIntervalMs
-// (broker.heartbeat.interval.ms) after memberlist said it failed.
+// without a heartbeat (broker.session.timeout.ms), or at once when its
+// process is known to be gone (ProcessGone) and no heartbeat came since.
+// A failure hint of memberlist alone never shortens a session: a frozen or
+// cut-off broker still holds its lease (it ends timeoutMs after the broker
+// sent its last answered heartbeat, so before timeoutMs after the
+// controller received it), and fencing it sooner would let a new leader
+// acknowledge writes while it still does. heartbeatIntervalMs is
+// broker.heartbeat.interval.ms.
 func NewSessions(timeoutMs, heartbeatIntervalMs int64) *Sessions {
 	return &Sessions{
 		timeoutMs:  timeoutMs,
 		intervalMs: heartbeatIntervalMs,
 		sessions:   make(map[int32]session),
 		failed:     make(map[int32]int64),
+		gone:       make(map[int32]int64),
 	}
 }
 
@@ -66,20 +76,36 @@ func (s *Sessions) Reset(img *Image, nowMs int64) {
 	for node, at := range s.failed {
 		s.failed[node] = max(at, nowMs)
 	}
+	clear(s.gone)
 }
 
-// MemberFailed is memberlist's hint that node failed, at nowMs. A hint is
-// never enough to fence: the node is also without a heartbeat for two
-// heartbeat intervals since (Expired). Repeated hints keep the first.
+// MemberFailed is memberlist's hint that node failed, at nowMs: the
+// controller then checks whether the process is gone (ProcessGone). The
+// hint alone never fences. Repeated hints keep the first.
 func (s *Sessions) MemberFailed(node int32, nowMs int64) {
 	if _, ok := s.failed[node]; !ok {
 		s.failed[node] = nowMs
 	}
 }
 
+// ProcessGone records, at nowMs, evidence that node's process is gone:
+// after memberlist's hint, a connection to its listener was refused (the
+// kernel resets connections to a port no process listens on; a frozen
+// process's port still accepts, a cut-off one's does not answer). A gone
+// process holds no lease, so the session expires at once unless a
+// heartbeat arrives after the evidence.
+func (s *Sessions) ProcessGone(node int32, nowMs int64) {
+	if _, ok := s.failed[node]; ok {
+		s.gone[node] = nowMs
+	}
+}
+
 // MemberAlive is memberlist's hint that node is alive (it joined, or
-// refuted a suspicion): it withdraws a failure hint.
-func (s *Sessions) MemberAlive(node int32) { delete(s.failed, node) }
+// refuted a suspicion): it withdraws a failure hint and any evidence.
+func (s *Sessions) MemberAlive(node int32) {
+	delete(s.failed, node)
+	delete(s.gone, node)
+}
 
 // Live reports whether node's registration of epoch holds a session at
 // nowMs: it heartbeat for epoch (or got a session from Reset or Expired)
@@ -94,14 +120,13 @@ func (s *Sessions) expired(node int32, cur session, nowMs int64) bool {
 	if nowMs-cur.lastMs >= s.timeoutMs {
 		return true
 	}
-	at, failed := s.failed[node]
-	return failed && nowMs-max(at, cur.lastMs) >= 2*s.intervalMs
+	at, gone := s.gone[node]
+	return gone && at >= cur.lastMs
 }
 
 // Expired returns the registered unfenced brokers of img to fence now, by
-// node id: no heartbeat for the session timeout, or memberlist says the
-// node failed and no heartbeat arrived for 2 heartbeat intervals since
-// (nor since the hint). A registered unfenced broker without a session of
+// node id: no heartbeat for the session timeout, or its process is gone
+// (ProcessGone) and no heartbeat arrived since. A registered unfenced broker without a session of
 // its current epoch (unfenced before this controller heard from it) gets a
 // full session from nowMs, as Reset gives, and is not expired now.
 func (s *Sessions) Expired(img *Image, nowMs int64) []BrokerRef {

@@ -15,7 +15,7 @@ const (
 // beating heartbeats every 250 ms while its heartbeat stops later than
 // the clock, and the hints apply at their times. It returns when each
 // broker first appeared in Expired (absent: never).
-func firstExpiry(t *testing.T, img *Image, endMs int64, stops map[int32]int64, hints map[int32]int64, alive map[int32]int64) map[int32]int64 {
+func firstExpiry(t *testing.T, img *Image, endMs int64, stops map[int32]int64, hints map[int32]int64, alive map[int32]int64, gone map[int32]int64) map[int32]int64 {
 	t.Helper()
 	s := NewSessions(testSessionMs, testIntervalMs)
 	s.Reset(img, 0)
@@ -28,6 +28,9 @@ func firstExpiry(t *testing.T, img *Image, endMs int64, stops map[int32]int64, h
 			}
 			if at, ok := hints[br.NodeID]; ok && at == now {
 				s.MemberFailed(br.NodeID, now)
+			}
+			if at, ok := gone[br.NodeID]; ok && at == now {
+				s.ProcessGone(br.NodeID, now)
 			}
 			if at, ok := alive[br.NodeID]; ok && at == now {
 				s.MemberAlive(br.NodeID)
@@ -50,28 +53,31 @@ func TestSessionsExpired(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
 		stops, hints map[int32]int64
-		alive        map[int32]int64
+		alive, gone  map[int32]int64
 		want         map[int32]int64
 	}{
 		{name: "all heartbeating", want: map[int32]int64{}},
 		{name: "timeout", stops: map[int32]int64{2: 1000},
 			// the last heartbeat at 750, expired 1500 later
 			want: map[int32]int64{2: 2250}},
-		{name: "member failed and heartbeats stopped", stops: map[int32]int64{2: 1000}, hints: map[int32]int64{2: 1100},
-			// two intervals after the hint
-			want: map[int32]int64{2: 1600}},
-		{name: "hint before the heartbeats stop", stops: map[int32]int64{3: 1000}, hints: map[int32]int64{3: 500},
-			// the heartbeats at 500 and 750 postpone it: 750 + 2 intervals
-			want: map[int32]int64{3: 1250}},
+		{name: "member failed, heartbeats stopped: the hint alone waits out the session",
+			stops: map[int32]int64{2: 1000}, hints: map[int32]int64{2: 1100},
+			want: map[int32]int64{2: 2250}},
+		{name: "process gone after the hint: at once", stops: map[int32]int64{2: 1000}, hints: map[int32]int64{2: 1100},
+			gone: map[int32]int64{2: 1150}, want: map[int32]int64{2: 1150}},
+		{name: "evidence without a hint is ignored", stops: map[int32]int64{2: 1000}, gone: map[int32]int64{2: 1150},
+			want: map[int32]int64{2: 2250}},
+		{name: "a heartbeat after the evidence outweighs it", hints: map[int32]int64{3: 500}, gone: map[int32]int64{3: 450},
+			want: map[int32]int64{}},
 		{name: "false hint: the node keeps heartbeating", hints: map[int32]int64{1: 400, 3: 100},
 			want: map[int32]int64{}},
 		{name: "hint withdrawn", stops: map[int32]int64{2: 1000}, hints: map[int32]int64{2: 1100}, alive: map[int32]int64{2: 1200},
-			want: map[int32]int64{2: 2250}},
-		{name: "two brokers", stops: map[int32]int64{1: 300, 3: 3000}, hints: map[int32]int64{3: 3100},
-			want: map[int32]int64{1: 1750, 3: 3600}},
+			gone: map[int32]int64{2: 1250}, want: map[int32]int64{2: 2250}},
+		{name: "two brokers", stops: map[int32]int64{1: 300, 3: 3000}, hints: map[int32]int64{3: 3100}, gone: map[int32]int64{3: 3200},
+			want: map[int32]int64{1: 1750, 3: 3200}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := firstExpiry(t, img, 5000, tc.stops, tc.hints, tc.alive)
+			got := firstExpiry(t, img, 5000, tc.stops, tc.hints, tc.alive, tc.gone)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("expired at %v, want %v", got, tc.want)
 			}
@@ -97,13 +103,16 @@ func TestSessionsLive(t *testing.T) {
 		t.Error("an older epoch's heartbeat counted")
 	}
 	s.MemberFailed(1, 200)
-	s.MemberFailed(1, 900) // the first hint counts
-	if !s.Live(1, 10, 699) || s.Live(1, 10, 700) {
-		t.Error("a failure hint ends a session two intervals after it")
+	if !s.Live(1, 10, 1599) {
+		t.Error("a failure hint alone shortened the session")
+	}
+	s.ProcessGone(1, 300)
+	if s.Live(1, 10, 300) {
+		t.Error("a session outlived the evidence that its process is gone")
 	}
 	s.MemberAlive(1)
 	if !s.Live(1, 10, 700) {
-		t.Error("an alive hint withdraws the failure hint")
+		t.Error("an alive hint withdraws the failure hint and the evidence")
 	}
 
 	// Reset: a full session for every unfenced registration of img,
@@ -115,10 +124,10 @@ func TestSessionsLive(t *testing.T) {
 	if !s.Live(1, 10, 7499) || s.Live(1, 10, 7500) || s.Live(3, 10, 6000) {
 		t.Error("Reset gives the unfenced brokers a full session and no other")
 	}
-	if !s.Live(2, 10, 6499) || s.Live(2, 10, 6500) {
-		t.Error("Reset keeps a failure hint, its grace starting again")
+	if !s.Live(2, 10, 7499) || s.Live(2, 10, 7500) {
+		t.Error("Reset gives a broker with a failure hint a full session")
 	}
-	if got := s.Expired(img, 6500); !reflect.DeepEqual(got, []BrokerRef{{NodeID: 2, Epoch: 10}}) {
+	if got := s.Expired(img, 7500); !reflect.DeepEqual(got, []BrokerRef{{NodeID: 1, Epoch: 10}, {NodeID: 2, Epoch: 10}}) {
 		t.Errorf("expired %v", got)
 	}
 }

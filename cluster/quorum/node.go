@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -37,6 +38,10 @@ type Node struct {
 	// stalled is the storage error HandleReady last met, nil once a write
 	// succeeded again (StorageErr).
 	stalled error
+	// reads are the ConfirmLeadership calls waiting for raft's ReadIndex,
+	// by request number.
+	reads    map[uint64]func(bool)
+	nextRead uint64
 }
 
 // proposal is one Propose call waiting for its outcome.
@@ -240,6 +245,7 @@ func (n *Node) HandleReady() ([]*pb.Message, error) {
 		}
 		n.ready, n.stalled = nil, nil
 		out = append(out, rd.Messages...)
+		n.confirmReads(rd.ReadStates)
 		if err := n.apply(rd); err != nil {
 			n.failed = err
 			return nil, err
@@ -415,10 +421,59 @@ func (p *proposal) finish(index uint64, err error) {
 	}
 }
 
+// ConfirmLeadership asks raft to confirm that this node still leads the
+// quorum: a round of heartbeats that a quorum of voters answers (raft's
+// ReadIndex, ReadOnlySafe). done runs from HandleReady, once, with true
+// once confirmed, or with false when the node stops leading first (or
+// does not lead now). A controller answers a request that writes nothing
+// (a broker's heartbeat, which renews its lease) only once confirmed, so a
+// deposed controller that does not know it yet renews no lease.
+func (n *Node) ConfirmLeadership(done func(ok bool)) {
+	if n.failed != nil || !n.IsLeader() {
+		done(false)
+		return
+	}
+	if n.reads == nil {
+		n.reads = map[uint64]func(bool){}
+	}
+	n.nextRead++
+	var ctx [8]byte
+	binary.BigEndian.PutUint64(ctx[:], n.nextRead)
+	n.reads[n.nextRead] = done
+	n.rn.ReadIndex(ctx[:])
+}
+
+// confirmReads completes the ConfirmLeadership calls raft confirmed.
+func (n *Node) confirmReads(states []raft.ReadState) {
+	for _, rs := range states {
+		if len(rs.RequestCtx) != 8 {
+			continue
+		}
+		seq := binary.BigEndian.Uint64(rs.RequestCtx)
+		if done, ok := n.reads[seq]; ok {
+			delete(n.reads, seq)
+			done(true)
+		}
+	}
+}
+
+// failReads answers every waiting ConfirmLeadership with false: this node
+// no longer leads.
+func (n *Node) failReads() {
+	reads := n.reads
+	n.reads = nil
+	for _, done := range reads {
+		done(false)
+	}
+}
+
 // afterAdvance announces a new leadership with a ControllerChangedRecord
 // (KRaft's LeaderChangeMessage) and takes a snapshot when due.
 func (n *Node) afterAdvance() error {
 	st := n.rn.BasicStatus()
+	if st.RaftState != raft.StateLeader && len(n.reads) > 0 {
+		n.failReads()
+	}
 	if st.RaftState == raft.StateLeader && st.GetTerm() > n.announced {
 		n.announced = st.GetTerm()
 		rec := metadata.ControllerChangedRecord{ControllerID: n.cfg.NodeID, Term: st.GetTerm()}

@@ -18,21 +18,25 @@ import (
 // returns the processes and the Kafka addresses, by node id - 1.
 func serveCluster(t *testing.T, n int, extra ...string) ([]*harness.Process, []string) {
 	t.Helper()
+	procs, kafka, _, _ := serveClusterJoins(t, n, extra...)
+	return procs, kafka
+}
+
+// serveClusterJoins is serveCluster that also returns the join list and
+// the data directories.
+func serveClusterJoins(t *testing.T, n int, extra ...string) ([]*harness.Process, []string, []string, []string) {
+	t.Helper()
 	ports := harness.FreePorts(t, 2*n)
-	var joins, voters, kafka []string
+	var joins, kafka []string
 	for i := range n {
 		joins = append(joins, harness.Addr(ports[2*i]))
 		kafka = append(kafka, harness.Addr(ports[2*i+1]))
-		voters = append(voters, fmt.Sprint(i+1))
 	}
 	procs := make([]*harness.Process, n)
+	dirs := make([]string, n)
 	for i := range n {
-		args := append([]string{"serve",
-			"--node-id", fmt.Sprint(i + 1), "--data", t.TempDir(), "--listen", kafka[i],
-			"--gossip-addr", joins[i], "--join", strings.Join(joins, ","), "--voters", strings.Join(voters, ","),
-			"--gossip-profile", "relaxed"}, extra...)
-		p, err := harness.Spawn(t, harness.Options{Args: args, Name: fmt.Sprintf("weir-node-%d", i+1),
-			ReadyLine: `weir serving node \d+ on`})
+		dirs[i] = t.TempDir()
+		p, err := harness.Spawn(t, clusterNode(i+1, n, dirs[i], kafka[i], joins[i], joins, extra...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +49,47 @@ func serveCluster(t *testing.T, n int, extra ...string) ([]*harness.Process, []s
 			t.Fatal(err)
 		}
 	}
-	return procs, kafka
+	return procs, kafka, joins, dirs
+}
+
+// clusterNode is the harness options of node id of an n-node cluster.
+func clusterNode(id, n int, dir, kafka, gossip string, joins []string, extra ...string) harness.Options {
+	var voters []string
+	for i := range n {
+		voters = append(voters, fmt.Sprint(i+1))
+	}
+	args := append([]string{"serve",
+		"--node-id", fmt.Sprint(id), "--data", dir, "--listen", kafka,
+		"--gossip-addr", gossip, "--join", strings.Join(joins, ","), "--voters", strings.Join(voters, ","),
+		"--gossip-profile", "relaxed"}, extra...)
+	return harness.Options{Args: args, Name: fmt.Sprintf("weir-node-%d", id), ReadyLine: `weir serving node \d+ on`}
+}
+
+// TestServeClusterNodeIDs: a second live process claiming a node id is
+// refused with a clear error, and a node killed and restarted on other
+// ports (its data directory kept) is accepted and advertised there.
+func TestServeClusterNodeIDs(t *testing.T) {
+	procs, kafka, joins, dirs := serveClusterJoins(t, 3)
+	ports := harness.FreePorts(t, 2)
+	dup := clusterNode(2, 3, t.TempDir(), harness.Addr(ports[0]), harness.Addr(ports[1]), joins)
+	dup.Name = "weir-node-2-duplicate"
+	stdout, stderr, code := harness.Run(t, dup)
+	if code == 0 || !strings.Contains(stderr, "another live process is registered as node 2") {
+		t.Fatalf("a second node 2: exit %d, want a refusal naming the live process\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	if err := procs[2].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = procs[2].Wait()
+	ports = harness.FreePorts(t, 2)
+	moved := clusterNode(3, 3, dirs[2], harness.Addr(ports[0]), harness.Addr(ports[1]), joins)
+	p := harness.Start(t, moved)
+	_ = p
+	waitUntil(t, 30*time.Second, "kcat -L lists broker 3 at its new address", func() bool {
+		out := kcatMaybe(t, "-L", "-b", kafka[0])
+		return strings.Contains(out, fmt.Sprintf("broker 3 at %s", harness.Addr(ports[0])))
+	})
 }
 
 // TestServeClusterOfThree: three `weir serve` processes joined by gossip
@@ -124,3 +168,4 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+

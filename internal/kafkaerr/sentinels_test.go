@@ -131,6 +131,7 @@ var sentinels = map[string]sentinel{
 	"cluster.ErrNodeFailed":    {err: cluster.ErrNodeFailed, of: usErr},
 	"cluster.ErrStopped":       {err: cluster.ErrStopped, of: usErr, why: "the node stopped, and its listener with it"},
 	"cluster.ErrInvalidConfig": {err: cluster.ErrInvalidConfig, of: usErr, why: "starting a node"},
+	"cluster.ErrDuplicateNode": {err: cluster.ErrDuplicateNode, of: usErr, why: "starting a node whose id another live process holds"},
 }
 
 // allAPIs are the requests whose answers are checked for each sentinel.

@@ -56,7 +56,7 @@ type metadataActor struct {
 	// confirmed are answers whose ConfirmLeadership came back, to run
 	// after the Ready that brought it.
 	confirmed []func()
-	failed   error
+	failed    error
 	// controller decides the requests (validation and placement).
 	controller metadata.Controller
 	// While the quorum cannot write (quorum.ErrStorageUnavailable), stall

@@ -168,4 +168,3 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // MaxHosts is the most hosts a Network holds: its /24 has the bridge at
@@ -225,8 +226,27 @@ func (nw *Network) Close() error {
 	for i := range nw.Hosts {
 		errs = append(errs, removeNamespace(nsName(nw.Tag, i)))
 	}
+	// The kernel destroys a deleted namespace's veth pairs in the
+	// background: wait for the ends in this namespace, then delete any
+	// left, so nothing outlives the test.
+	deadline := time.Now().Add(linkGoneTimeout)
+	for _, h := range nw.Hosts {
+		for linkExists(h.Port) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		errs = append(errs, removeLink(h.Port))
+	}
 	errs = append(errs, removeLink(nw.Bridge))
 	return errors.Join(errs...)
+}
+
+// linkGoneTimeout bounds Close's wait for the veth ends to go.
+const linkGoneTimeout = 10 * time.Second
+
+// linkExists reports whether the test's namespace has interface name.
+func linkExists(name string) bool {
+	_, err := net.InterfaceByName(name)
+	return err == nil
 }
 
 // removeNamespace kills what still runs in namespace name and deletes
@@ -250,13 +270,10 @@ func removeNamespace(name string) error {
 
 // removeLink deletes interface name of the test's namespace, if any.
 func removeLink(name string) error {
-	if _, err := net.InterfaceByName(name); err != nil {
+	if !linkExists(name) {
 		return nil
 	}
-	if _, err := ip("link", "del", name); err != nil {
-		if _, gone := net.InterfaceByName(name); gone != nil {
-			return nil
-		}
+	if _, err := ip("link", "del", name); err != nil && linkExists(name) {
 		return err
 	}
 	return nil

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // MaxHosts is the most hosts a Network holds: its /24 has the bridge at
@@ -223,25 +222,18 @@ func (nw *Network) Close() error {
 	}
 	nw.closed = true
 	var errs []error
+	// Deleting a veth end here deletes the pair at once; left to the
+	// namespace's deletion, the kernel destroys it in the background,
+	// sometimes seconds later.
+	for i := range nw.Hosts {
+		errs = append(errs, removeLink(vethName(nw.Tag, i)))
+	}
 	for i := range nw.Hosts {
 		errs = append(errs, removeNamespace(nsName(nw.Tag, i)))
-	}
-	// The kernel destroys a deleted namespace's veth pairs in the
-	// background: wait for the ends in this namespace, then delete any
-	// left, so nothing outlives the test.
-	deadline := time.Now().Add(linkGoneTimeout)
-	for _, h := range nw.Hosts {
-		for linkExists(h.Port) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		errs = append(errs, removeLink(h.Port))
 	}
 	errs = append(errs, removeLink(nw.Bridge))
 	return errors.Join(errs...)
 }
-
-// linkGoneTimeout bounds Close's wait for the veth ends to go.
-const linkGoneTimeout = 10 * time.Second
 
 // linkExists reports whether the test's namespace has interface name.
 func linkExists(name string) bool {

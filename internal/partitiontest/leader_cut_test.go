@@ -1,8 +1,10 @@
 package partitiontest
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -102,6 +104,9 @@ const (
 
 // cutRun is what one run of the scenario observed.
 type cutRun struct {
+	start  time.Time
+	phases []string
+
 	victim *node
 	vparts []int32    // partitions the victim led at the cut
 	before []partInfo // the victim's view of the topic at the cut
@@ -131,13 +136,15 @@ func (r *cutRun) since(at time.Time) string {
 // it is back in every ISR and the replicas' logs match, and read back.
 // The nodes run with the gossip profile named.
 func runCut(t *testing.T, wantController bool, profile string) *cutRun {
+	r := &cutRun{start: time.Now()}
 	c := startCluster(t, 3, profile)
+	r.phase("cluster up")
 	minISR := "2"
 	c.createTopic(cutTopic, cutParts, map[string]*string{"min.insync.replicas": &minISR})
+	r.phase("topic created")
 	base := c.newClusterProducer("base", c.addrs(), cutTopic, cutParts)
 	c.produceN(base, 60)
 
-	r := &cutRun{}
 	r.victim, r.vparts = c.chooseVictim(wantController)
 	victim, others := r.victim, c.others(r.victim)
 	var err error
@@ -165,6 +172,7 @@ func runCut(t *testing.T, wantController bool, profile string) *cutRun {
 		t.Fatal(err)
 	}
 	r.cutAt = time.Now()
+	r.phase("cut")
 	leaseEnd := r.cutAt.Add(sessionTimeout + leaseSlack)
 
 	all := c.newDirectProducer("cutall", victim, cutTopic, r.vparts, -1, directTimeout)
@@ -216,6 +224,7 @@ func runCut(t *testing.T, wantController bool, profile string) *cutRun {
 		t.Fatal(err)
 	}
 	r.healAt = time.Now()
+	r.phase("healed")
 	c.waitFor(60*time.Second, "every node lists 3 brokers and every partition led with 3 in its ISR, on every node", func() bool {
 		for _, nd := range c.nodes {
 			m, err := nd.metadata()
@@ -235,6 +244,7 @@ func runCut(t *testing.T, wantController bool, profile string) *cutRun {
 		return true
 	})
 	r.rejoinedAt = time.Now()
+	r.phase("every ISR full")
 	stopMajOnce()
 	after := c.newClusterProducer("after", c.addrs(), cutTopic, cutParts)
 	c.produceN(after, 30)
@@ -242,14 +252,22 @@ func runCut(t *testing.T, wantController bool, profile string) *cutRun {
 	r.majFails, r.majFirst = maj.failures(), maj.firstFailures()
 
 	r.final = c.waitLogsMatch(30 * time.Second)
+	r.phase("logs match")
 	read := c.consumeAll()
+	r.phase("read back")
 	for p := range int32(cutParts) {
 		if i := firstDifference(read[p], r.final[p]); i >= 0 {
 			t.Errorf("partition %d: a consumer reads %d records, the replicas' logs hold %d; first difference at %d (%v vs %v)",
 				p, len(read[p]), len(r.final[p]), i, at(read[p], i), at(r.final[p], i))
 		}
 	}
+	t.Cleanup(func() { t.Logf("phases: %s; cleanup from %s", strings.Join(r.phases, ", "), time.Since(r.start).Round(time.Millisecond)) })
 	return r
+}
+
+// phase notes that the run reached a step, for the log.
+func (r *cutRun) phase(name string) {
+	r.phases = append(r.phases, fmt.Sprintf("%s at %s", name, time.Since(r.start).Round(time.Millisecond)))
 }
 
 // newLeader is the first time the test saw a partition led by another

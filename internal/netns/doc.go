@@ -16,7 +16,9 @@
 //     and registers a cleanup that removes everything it made, whether the
 //     test passed or not.
 //  3. Starts programs inside a host with Host.Wrap (harness.Options run
-//     through `ip netns exec`) or Host.Command.
+//     through `ip netns exec`) or Host.Command, or opens sockets there from
+//     the test process itself with Host.Listen, Host.ListenPacket,
+//     Host.Dial or Host.Do.
 //  4. Cuts a host off from chosen peers with Host.Cut and heals it with
 //     Host.Heal. A cut drops, in both directions, every IPv4 packet between
 //     the host and those peers at the host's interface (nftables netdev

@@ -261,7 +261,9 @@ func runCut(t *testing.T, wantController bool, profile string) *cutRun {
 				p, len(read[p]), len(r.final[p]), i, at(read[p], i), at(r.final[p], i))
 		}
 	}
-	t.Cleanup(func() { t.Logf("phases: %s; cleanup from %s", strings.Join(r.phases, ", "), time.Since(r.start).Round(time.Millisecond)) })
+	t.Cleanup(func() {
+		t.Logf("phases: %s; cleanup from %s", strings.Join(r.phases, ", "), time.Since(r.start).Round(time.Millisecond))
+	})
 	return r
 }
 

@@ -1,0 +1,9 @@
+package partitiontest
+
+import (
+	"testing"
+
+	"github.com/weirmq/weir/internal/harness"
+)
+
+func TestMain(m *testing.M) { harness.Main(m) }

@@ -2,9 +2,12 @@ package sim
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/weirmq/weir/actors/partition"
+	"github.com/weirmq/weir/cluster/metadata"
 	"github.com/weirmq/weir/log/batch"
 )
 
@@ -30,6 +33,10 @@ import (
 //     fencing (followers that have not applied the fence still fetch
 //     from it); those are counted (fencedAcksAll), and invariant 2
 //     checks that nothing they acknowledged is lost.
+//  5. Every member of a partition's ISR in the sequencer's committed
+//     image holds the committed prefix (checked when the ISR changes and
+//     when the prefix grows): the state from which an election could lose
+//     acknowledged records, caught before an election happens to.
 type checker struct {
 	w     *world
 	ackBy map[[2]int64]int32
@@ -131,48 +138,51 @@ func (c *checker) onProduceAck(s *replicaShell, acks int16, base int64) {
 	}
 }
 
-// afterStep checks the leaders after a step.
+// observe checks a replica after each of its steps: a new leadership
+// (newLeader), its high watermark within the epoch, and the batches the
+// high watermark passed (commit).
+func (c *checker) observe(s *replicaShell) {
+	w := c.w
+	st := s.r.Status()
+	if st.Role != partition.Leader {
+		s.chkEpoch = -1
+		return
+	}
+	if st.LeaderEpoch != s.chkEpoch {
+		s.chkEpoch, s.chkHW = st.LeaderEpoch, st.HighWatermark
+		c.newLeader(s, &st)
+		return
+	}
+	if st.HighWatermark < s.chkHW {
+		w.fail("invariant 3: the high watermark of node %d on partition %d went back from %d to %d at leader epoch %d",
+			s.n.id, s.part, s.chkHW, st.HighWatermark, st.LeaderEpoch)
+		return
+	}
+	if st.HighWatermark > s.chkHW {
+		c.commit(s, &st, s.chkHW, st.HighWatermark)
+		s.chkHW = st.HighWatermark
+	}
+}
+
+// afterStep checks, after every step of the world, that no two nodes lead
+// a partition with a valid lease, and that the acks=all batches
+// acknowledged in the step are in the committed prefix.
 func (c *checker) afterStep() {
 	w := c.w
 	for part := range w.cfg.Partitions {
 		leasing := int32(0)
 		for _, n := range w.nodes[1:] {
-			if n.state == nodeDead || n.replicas == nil {
+			if n.state == nodeDead || n.replicas == nil || !n.leaseValid() {
 				continue
 			}
-			s := n.replicas[part]
-			st := s.r.Status()
-			if st.Role != partition.Leader {
-				s.chkEpoch = -1
+			if n.replicas[part].r.Status().Role != partition.Leader {
 				continue
 			}
-			if n.leaseValid() {
-				if leasing != 0 {
-					w.fail("invariant 1: nodes %d and %d both lead partition %d with a valid lease", leasing, n.id, part)
-					return
-				}
-				leasing = n.id
-			}
-			if st.LeaderEpoch != s.chkEpoch {
-				s.chkEpoch, s.chkHW = st.LeaderEpoch, st.HighWatermark
-				c.newLeader(s, &st)
-				if w.failure != nil {
-					return
-				}
-				continue
-			}
-			if st.HighWatermark < s.chkHW {
-				w.fail("invariant 3: the high watermark of node %d on partition %d went back from %d to %d at leader epoch %d",
-					n.id, part, s.chkHW, st.HighWatermark, st.LeaderEpoch)
+			if leasing != 0 {
+				w.fail("invariant 1: nodes %d and %d both lead partition %d with a valid lease", leasing, n.id, part)
 				return
 			}
-			if st.HighWatermark > s.chkHW {
-				c.commit(s, &st, s.chkHW, st.HighWatermark)
-				s.chkHW = st.HighWatermark
-				if w.failure != nil {
-					return
-				}
-			}
+			leasing = n.id
 		}
 		c.verifyAcked(int32(part))
 	}
@@ -233,6 +243,7 @@ func (c *checker) commit(s *replicaShell, st *partition.Status, from, to int64) 
 			b := storedBatch{base: base, last: l.lasts[i], data: data, node: s.n.id, epoch: st.LeaderEpoch}
 			c.committed[part] = append(cs, b)
 			c.laterLeadersHold(s, st, b)
+			c.isrHolds(part, c.w.quorum.image(), []storedBatch{b})
 		default:
 			w.fail("invariant 3: node %d at leader epoch %d commits offset %d of partition %d past the committed prefix's end %d",
 				s.n.id, st.LeaderEpoch, base, part, end)
@@ -270,7 +281,16 @@ func (c *checker) verifyAcked(part int32) {
 		a := as[c.verified[part]]
 		j := sort.Search(len(cs), func(j int) bool { return cs[j].base >= a.base })
 		if j == len(cs) || cs[j].base != a.base || !bytes.Equal(cs[j].data, a.data) {
-			c.w.fail("invariant 2: acks=all batch at offset %d of partition %d acknowledged by node %d is not in the committed prefix", a.base, part, a.node)
+			end := int64(0)
+			if len(cs) > 0 {
+				end = cs[len(cs)-1].last + 1
+			}
+			other := "no batch"
+			if j < len(cs) && cs[j].base == a.base {
+				other = fmt.Sprintf("another batch, committed by node %d at epoch %d", cs[j].node, cs[j].epoch)
+			}
+			c.w.fail("invariant 2: acks=all batch at offset %d of partition %d acknowledged by node %d at epoch %d is not in the committed prefix (ending at %d; %s there)",
+				a.base, part, a.node, a.epoch, end, other)
 			return
 		}
 	}
@@ -288,6 +308,48 @@ func (c *checker) final() {
 				c.newLeader(s, &st)
 				c.leaderships--
 			}
+		}
+	}
+}
+
+// isrHolds checks that every member of part's ISR in img holds bs.
+func (c *checker) isrHolds(part int32, img *metadata.Image, bs []storedBatch) {
+	w := c.w
+	t, ok := img.Topic(topicName)
+	if !ok {
+		return
+	}
+	p, _ := t.Partition(part)
+	for _, m := range p.ISR {
+		l := w.nodes[m].disk[part]
+		for _, b := range bs {
+			if !bytes.Equal(l.batchAt(b.base), b.data) {
+				w.fail("invariant 5: node %d, in the ISR %v of partition %d (partition epoch %d), lacks committed offset %d (committed by node %d at epoch %d; its log ends at %d)",
+					m, p.ISR, part, p.PartitionEpoch, b.base, b.node, b.epoch, l.leo)
+				return
+			}
+		}
+	}
+}
+
+// onImage checks a newly committed image: a partition whose ISR changed
+// must have every member holding the committed prefix.
+func (c *checker) onImage(prev, img *metadata.Image) {
+	t, ok := img.Topic(topicName)
+	if !ok {
+		return
+	}
+	pt, hadTopic := prev.Topic(topicName)
+	for i := range t.NumPartitions() {
+		p, _ := t.Partition(i)
+		if hadTopic {
+			if q, _ := pt.Partition(i); slices.Equal(p.ISR, q.ISR) {
+				continue
+			}
+		}
+		c.isrHolds(i, img, c.committed[i])
+		if c.w.failure != nil {
+			return
 		}
 	}
 }

@@ -21,6 +21,9 @@ type scenario struct {
 	MinISR       int   // min.insync.replicas
 
 	FetchWaitMs, FetchBackoffMs, FetchTimeoutMs int64 // replica.fetch.*
+	// FetchMaxBytes is replica.fetch.max.bytes: small, so that a follower
+	// catches up over several fetches, as with real batch sizes.
+	FetchMaxBytes int32
 	ProduceTimeoutMs                            int64
 
 	DropRate, SlowRate float64 // messages lost, and delayed by up to SlowMaxMs
@@ -48,7 +51,7 @@ func defaultScenario() scenario {
 		FaultMs: 8000, HealMs: 3000, FaultGapMs: 700,
 		TickMs: 50, HeartbeatMs: 250, SessionMs: 1500, LagMaxMs: 2000, ElectionMs: 500, DetectMs: 500,
 		StaggerTicks: 2, MinISR: 2,
-		FetchWaitMs: 200, FetchBackoffMs: 200, FetchTimeoutMs: 1500, ProduceTimeoutMs: 1500,
+		FetchWaitMs: 200, FetchBackoffMs: 200, FetchTimeoutMs: 1500, FetchMaxBytes: 150, ProduceTimeoutMs: 1500,
 		DropRate: 0.02, SlowRate: 0.05, SlowMaxMs: 200, Acks1Rate: 0.2,
 	}
 }

@@ -55,6 +55,7 @@ func newFetcherShell(n *node, leader int32) *fetcherShell {
 	cfg := n.w.cfg
 	st := replicafetcher.NewState(replicafetcher.Config{
 		NodeID: n.id, Leader: leader, MaxWaitMs: int32(cfg.FetchWaitMs), BackoffMs: int32(cfg.FetchBackoffMs),
+		PartitionMaxBytes: cfg.FetchMaxBytes, MaxBytes: 4 * cfg.FetchMaxBytes,
 		RequestTimeout: time.Duration(cfg.FetchTimeoutMs) * time.Millisecond, Logger: quietLogger,
 	})
 	return &fetcherShell{n: n, leader: leader, st: st}
@@ -84,6 +85,11 @@ func (f *fetcherShell) send(fr *replicafetcher.FetchRequest) {
 	w := n.w
 	id := fr.ID
 	f.inflight = id
+	parts := 0
+	for _, t := range fr.Request.Topics {
+		parts += len(t.Partitions)
+	}
+	w.trace("fetch", n.id, int64(f.leader), int64(id), int64(parts))
 	leader := w.nodes[f.leader]
 	from, inc := n.id, n.inc
 	w.net.send(n.id, f.leader, 0, func() {
@@ -110,6 +116,7 @@ func (f *fetcherShell) onFetchError(id uint64) {
 		return
 	}
 	f.inflight = 0
+	f.n.w.trace("fetch-error", f.n.id, int64(f.leader), int64(id), 0)
 	f.handle(f.st.OnFetchError(id, errFetchTimeout, f.n.w.now))
 }
 
@@ -136,6 +143,7 @@ func (n *node) follow(s *replicaShell, leader, leaderEpoch int32) {
 	item := replicafetcher.FollowItem{Followed: replicafetcher.Followed{
 		TopicID: n.topicID, Topic: topicName, Partition: part, LeaderEpoch: leaderEpoch, Replica: s.client,
 	}}
+	n.w.trace("follow", n.id, int64(part), int64(leader), int64(leaderEpoch))
 	n.post(func() {
 		item.Status = s.r.Status()
 		f.handle(f.st.Follow([]replicafetcher.FollowItem{item}, n.w.now))
@@ -207,6 +215,7 @@ func (n *node) serveFetch(from int32, r *kmsg.FetchRequest, reply func(*kmsg.Fet
 	}
 	resp, bytes, failed := n.readFetch(ts, r)
 	for i, tg := range ts {
+		w.trace("serve-fetch", n.id, int64(from)*100+int64(tg.part), tg.req.FetchOffset, int64(resp[i].ErrorCode)*10000+int64(len(resp[i].RecordBatches)))
 		if tg.code == 0 && !tg.diverged && resp[i].ErrorCode == 0 {
 			s := tg.s
 			m := &partition.FollowerFetched{ReplicaID: from, BrokerEpoch: -1, FetchOffset: tg.req.FetchOffset,

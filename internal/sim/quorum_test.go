@@ -150,8 +150,10 @@ func (q *quorum) commit(recs []metadata.Record) int64 {
 			return off
 		}
 	}
+	prev := q.image()
 	q.images = append(q.images, b.Image())
 	q.w.trace("commit", 0, off, int64(len(recs)), 0)
+	q.w.chk.onImage(prev, q.image())
 	return off
 }
 

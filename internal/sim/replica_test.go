@@ -119,6 +119,7 @@ func (s *replicaShell) step(fn func(*partition.Replica) partition.Output) {
 		}
 		out = s.r.OnLogAppended(&partition.LogAppended{Seq: ap.Seq, Result: res, Err: err})
 	}
+	w.chk.observe(s)
 }
 
 // truncate cuts the log and rebuilds the producer state.
@@ -168,6 +169,7 @@ func (s *replicaShell) position(pos *partition.ReplicaPosition) {
 		out.LastFetchedEpoch = s.log.epochAt(out.FetchOffset - 1)
 	}
 	f := p.fetcher
+	s.n.w.trace("position", s.n.id, int64(s.part), out.FetchOffset, int64(out.ErrorCode))
 	s.n.post(func() { f.onPosition(&out) })
 }
 

@@ -112,6 +112,11 @@ func TestSimulation(t *testing.T) {
 		n = v
 	}
 	first, _ := envInt(t, "WEIR_SIM_FIRST")
+	// WEIR_SIM_ALL=1 runs every seed and counts the failures by
+	// invariant, rather than stopping at the first (mutation runs).
+	all := os.Getenv("WEIR_SIM_ALL") == "1"
+	fails := map[string]int{}
+	var failedSeeds []uint64
 	start := time.Now()
 	var next atomic.Uint64
 	next.Store(first)
@@ -149,7 +154,13 @@ func TestSimulation(t *testing.T) {
 				if r.err != nil && (failed == nil || r.seed < failed.seed) {
 					failed = &r
 				}
-				stop := failed != nil
+				if r.err != nil {
+					fails[invariantOf(r.err)]++
+					if len(failedSeeds) < 10 {
+						failedSeeds = append(failedSeeds, r.seed)
+					}
+				}
+				stop := failed != nil && !all
 				mu.Unlock()
 				if stop {
 					return
@@ -161,6 +172,9 @@ func TestSimulation(t *testing.T) {
 	elapsed := time.Since(start)
 	t.Logf("%d seeds from %d in %v (%v per seed, %d steps): %+v", n, first, elapsed.Round(time.Millisecond),
 		(elapsed / time.Duration(max(n, 1))).Round(time.Microsecond), steps, total)
+	if len(fails) > 0 {
+		t.Logf("failures by invariant: %v; some failing seeds: %v", fails, failedSeeds)
+	}
 	if failed != nil {
 		t.Fatalf("seed %d: %v\nreplay: WEIR_SIM_SEED=%d go test ./internal/sim -run 'TestSimulation$' -v\ntrace tail:\n%s",
 			failed.seed, failed.err, failed.seed, failed.tail)
@@ -199,4 +213,13 @@ func applyEnvKnobs(cfg *scenario) {
 			cfg.DropRate = 0
 		}
 	}
+}
+
+// invariantOf names the invariant an error reports.
+func invariantOf(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "invariant "); i >= 0 && i+len("invariant 1") <= len(msg) {
+		return msg[i : i+len("invariant 1")]
+	}
+	return "other"
 }

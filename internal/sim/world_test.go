@@ -156,7 +156,7 @@ type trace struct {
 	n    int
 	hash uint64
 	// all keeps every entry when set (WEIR_SIM_TRACE=1 with one seed).
-	all []traceEntry
+	all     []traceEntry
 	keepAll bool
 }
 

@@ -23,8 +23,8 @@ type scenario struct {
 	FetchWaitMs, FetchBackoffMs, FetchTimeoutMs int64 // replica.fetch.*
 	// FetchMaxBytes is replica.fetch.max.bytes: small, so that a follower
 	// catches up over several fetches, as with real batch sizes.
-	FetchMaxBytes int32
-	ProduceTimeoutMs                            int64
+	FetchMaxBytes    int32
+	ProduceTimeoutMs int64
 
 	DropRate, SlowRate float64 // messages lost, and delayed by up to SlowMaxMs
 	SlowMaxMs          int64
@@ -32,9 +32,10 @@ type scenario struct {
 	// Hints passes memberlist's failure verdicts to the controller's
 	// Sessions (Sessions.MemberFailed), as cluster/peers.go does.
 	Hints bool
-	// DeposedAnswers has a deposed controller that still believes it
-	// leads answer the requests that need no write (heartbeats) from its
-	// own image, as cluster/metadata_actor.go's decide does today; false
+	// DeposedAnswers has a controller that cannot confirm its leadership
+	// (it lost its majority, or was deposed and has not stepped down)
+	// answer the requests that need no write (heartbeats) from its own
+	// image, as cluster/metadata_actor.go's decide does today; false
 	// models a controller that confirms its leadership with a quorum
 	// first (raft ReadIndex).
 	DeposedAnswers bool

@@ -20,9 +20,10 @@ import (
 // that cannot is replaced after an election timeout by a node that can;
 // entries it proposed while it still reached a majority may or may not be
 // committed by its successor, later ones never are; and a deposed leader
-// that is cut off or paused goes on believing it leads (answering, from
-// its own image, the requests that need no write, such as heartbeats)
-// until it hears of the new term or CheckQuorum makes it step down.
+// that is cut off or paused goes on believing it leads until it hears of
+// the new term or CheckQuorum makes it step down. Whether a leader that
+// cannot confirm its leadership answers the requests that need no write
+// (heartbeats) from its own image is scenario.DeposedAnswers.
 type quorum struct {
 	w      *world
 	images []*metadata.Image // images[i] is the image after entry i
@@ -208,8 +209,8 @@ func (q *quorum) decide(c *controller, req metadata.Request, answer func(metadat
 	case *metadata.BrokerHeartbeatRequest:
 		r.NowMs = w.now
 	}
-	if c != q.cur && !w.cfg.DeposedAnswers {
-		return // it confirms its leadership first (raft ReadIndex) and cannot
+	if confirmed := c == q.cur && !c.down && q.healthy(c.host); !confirmed && !w.cfg.DeposedAnswers {
+		return // it confirms its leadership with a quorum first (raft ReadIndex), and cannot
 	}
 	res, recs := c.ctl.Evaluate(c.spec, req)
 	if len(recs) == 0 {

@@ -16,8 +16,8 @@ import (
 // well inside a minute on two cores), and shortSeeds under -short (the
 // -race run).
 const (
-	defaultSeeds = 2000
-	shortSeeds   = 100
+	defaultSeeds = 5000
+	shortSeeds   = 200
 )
 
 // result is one seed's outcome.
@@ -176,8 +176,12 @@ func TestSimulation(t *testing.T) {
 		t.Logf("failures by invariant: %v; some failing seeds: %v", fails, failedSeeds)
 	}
 	if failed != nil {
-		t.Fatalf("seed %d: %v\nreplay: WEIR_SIM_SEED=%d go test ./internal/sim -run 'TestSimulation$' -v\ntrace tail:\n%s",
-			failed.seed, failed.err, failed.seed, failed.tail)
+		model := ""
+		if m := os.Getenv("WEIR_SIM_MODEL"); m != "" {
+			model = "WEIR_SIM_MODEL=" + m + " "
+		}
+		t.Fatalf("seed %d: %v\nreplay: %sWEIR_SIM_SEED=%d go test ./internal/sim -run 'TestSimulation$' -v\ntrace tail:\n%s",
+			failed.seed, failed.err, model, failed.seed, failed.tail)
 	}
 	if total.ackedAll == 0 || total.leaderships == 0 {
 		t.Fatalf("the runs acknowledged %d acks=all batches and elected %d leaders: the scenario does not exercise the cluster", total.ackedAll, total.leaderships)
@@ -187,7 +191,7 @@ func TestSimulation(t *testing.T) {
 // TestSimulationReplays checks determinism: a seed run twice gives the
 // same trace.
 func TestSimulationReplays(t *testing.T) {
-	for seed := range uint64(5) {
+	for seed := range uint64(20) {
 		a, b := runSeed(seed), runSeed(seed)
 		if a.hash != b.hash || a.steps != b.steps {
 			t.Fatalf("seed %d: two runs differ: %d steps, trace hash %x; %d steps, trace hash %x", seed, a.steps, a.hash, b.steps, b.hash)

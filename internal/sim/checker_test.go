@@ -1,0 +1,355 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/weirmq/weir/actors/partition"
+	"github.com/weirmq/weir/cluster/metadata"
+	"github.com/weirmq/weir/log/batch"
+)
+
+// checker holds the invariants, checked after every step (and at the
+// moments named below):
+//
+//  1. Leadership: at most one node acknowledges produces for a (partition,
+//     leader epoch); no two nodes lead a partition with a valid lease at
+//     the same moment; a leader appends a client's batch only while the
+//     sequencer's committed image names it leader at that epoch.
+//  2. Every batch acknowledged with acks=all is in the log, byte for byte
+//     at its offset, of every leader elected after (checked when a
+//     replica becomes leader), and of every leader of a later epoch that
+//     already leads when it is acknowledged.
+//  3. A leader's high watermark never goes backwards within its epoch,
+//     and the committed prefix (every batch below any leader's high
+//     watermark, ever) never changes or shrinks: every new leader holds
+//     it, and no leader commits another batch at a committed offset.
+//  4. A broker fenced in the sequencer's committed image (or no longer
+//     registered with its epoch) never accepts a produce (appends a
+//     client's batch as leader) and never acknowledges an acks=0/1 one.
+//     An acks=all produce it accepted unfenced may complete after its
+//     fencing (followers that have not applied the fence still fetch
+//     from it); those are counted (fencedAcksAll), and invariant 2
+//     checks that nothing they acknowledged is lost.
+//  5. Every member of a partition's ISR in the sequencer's committed
+//     image holds the committed prefix (checked when the ISR changes and
+//     when the prefix grows): the state from which an election could lose
+//     acknowledged records, caught before an election happens to.
+type checker struct {
+	w     *world
+	ackBy map[[2]int64]int32
+	// committed is, per partition, the committed prefix as contiguous
+	// batches from offset 0.
+	committed [][]storedBatch
+	// acked is, per partition, the acks=all acknowledged batches;
+	// verified counts those checked against the committed prefix.
+	acked    [][]storedBatch
+	verified []int
+	// Figures for the run's summary.
+	fencedAcksAll, leaderships int
+	ending                     bool
+}
+
+// storedBatch is a batch as stored at base (the exact bytes), and by whom.
+type storedBatch struct {
+	base, last int64
+	data       []byte
+	node       int32
+	epoch      int32
+}
+
+func newChecker(w *world) *checker {
+	p := w.cfg.Partitions
+	return &checker{w: w, ackBy: map[[2]int64]int32{}, committed: make([][]storedBatch, p),
+		acked: make([][]storedBatch, p), verified: make([]int, p)}
+}
+
+// registered reports whether n's registration is current and unfenced in
+// the sequencer's committed image.
+func (c *checker) registered(n *node) bool {
+	b, ok := c.w.quorum.image().Broker(n.id)
+	return ok && b.Epoch == n.epoch && !b.Fenced
+}
+
+// onLeaderAppend is told that s appends a client's batch as leader.
+func (c *checker) onLeaderAppend(s *replicaShell) {
+	w := c.w
+	n := s.n
+	st := s.r.Status()
+	if !c.registered(n) {
+		w.fail("invariant 4: node %d (broker epoch %d, lease from t=%d) accepts a produce on partition %d at leader epoch %d while fenced in the committed image",
+			n.id, n.epoch, n.leaseFrom-startMs, s.part, st.LeaderEpoch)
+		return
+	}
+	if p, _ := w.quorum.image().Partition(n.topicID, s.part); p.Leader != n.id || p.LeaderEpoch != st.LeaderEpoch {
+		w.fail("invariant 1: node %d accepts a produce on partition %d as leader at epoch %d; the committed image has leader %d at epoch %d",
+			n.id, s.part, st.LeaderEpoch, p.Leader, p.LeaderEpoch)
+	}
+}
+
+// onProduceAck is told that s acknowledges a produce at base.
+func (c *checker) onProduceAck(s *replicaShell, acks int16, base int64) {
+	w := c.w
+	n := s.n
+	st := s.r.Status()
+	k := [2]int64{int64(s.part), int64(st.LeaderEpoch)}
+	if other, ok := c.ackBy[k]; ok && other != n.id {
+		w.fail("invariant 1: nodes %d and %d both acknowledge produces on partition %d at leader epoch %d", other, n.id, s.part, st.LeaderEpoch)
+		return
+	}
+	c.ackBy[k] = n.id
+	w.trace("ack", n.id, int64(s.part), base, int64(acks))
+	if acks != -1 {
+		if !c.registered(n) {
+			w.fail("invariant 4: node %d acknowledges an acks=%d produce on partition %d at offset %d while fenced in the committed image", n.id, acks, s.part, base)
+		}
+		return
+	}
+	if !c.registered(n) {
+		c.fencedAcksAll++
+	}
+	data := s.log.batchAt(base)
+	if data == nil {
+		w.fail("node %d acknowledges an acks=all batch at offset %d of partition %d that its log does not hold", n.id, base, s.part)
+		return
+	}
+	last := batch.LastOffset(data)
+	if st.HighWatermark <= last {
+		w.fail("node %d acknowledges an acks=all batch at %d-%d of partition %d below its high watermark %d", n.id, base, last, s.part, st.HighWatermark)
+		return
+	}
+	a := storedBatch{base: base, last: last, data: data, node: n.id, epoch: st.LeaderEpoch}
+	c.acked[s.part] = append(c.acked[s.part], a)
+	// Leaders of later epochs already elected must hold it too.
+	for _, o := range w.nodes[1:] {
+		if o.state == nodeDead || o.replicas == nil {
+			continue
+		}
+		os := o.replicas[s.part]
+		if ost := os.r.Status(); ost.Role == partition.Leader && ost.LeaderEpoch > st.LeaderEpoch {
+			if !bytes.Equal(os.log.batchAt(base), data) {
+				w.fail("invariant 2: node %d acknowledges acks=all offset %d of partition %d at epoch %d, which node %d, already leading at epoch %d, does not hold",
+					n.id, base, s.part, st.LeaderEpoch, o.id, ost.LeaderEpoch)
+				return
+			}
+		}
+	}
+}
+
+// observe checks a replica after each of its steps: a new leadership
+// (newLeader), its high watermark within the epoch, and the batches the
+// high watermark passed (commit).
+func (c *checker) observe(s *replicaShell) {
+	w := c.w
+	st := s.r.Status()
+	if st.Role != partition.Leader {
+		s.chkEpoch = -1
+		return
+	}
+	if st.LeaderEpoch != s.chkEpoch {
+		s.chkEpoch, s.chkHW = st.LeaderEpoch, st.HighWatermark
+		c.newLeader(s, &st)
+		return
+	}
+	if st.HighWatermark < s.chkHW {
+		w.fail("invariant 3: the high watermark of node %d on partition %d went back from %d to %d at leader epoch %d",
+			s.n.id, s.part, s.chkHW, st.HighWatermark, st.LeaderEpoch)
+		return
+	}
+	if st.HighWatermark > s.chkHW {
+		c.commit(s, &st, s.chkHW, st.HighWatermark)
+		s.chkHW = st.HighWatermark
+	}
+}
+
+// afterStep checks, after every step of the world, that no two nodes lead
+// a partition with a valid lease, and that the acks=all batches
+// acknowledged in the step are in the committed prefix.
+func (c *checker) afterStep() {
+	w := c.w
+	for part := range w.cfg.Partitions {
+		leasing := int32(0)
+		for _, n := range w.nodes[1:] {
+			if n.state == nodeDead || n.replicas == nil || !n.leaseValid() {
+				continue
+			}
+			if n.replicas[part].r.Status().Role != partition.Leader {
+				continue
+			}
+			if leasing != 0 {
+				w.fail("invariant 1: nodes %d and %d both lead partition %d with a valid lease", leasing, n.id, part)
+				return
+			}
+			leasing = n.id
+		}
+		c.verifyAcked(int32(part))
+	}
+}
+
+// newLeader checks a replica that just became leader: every acks=all
+// batch acknowledged so far, and the whole committed prefix, are in its
+// log, when acknowledged or committed at an epoch not above its own (a
+// restarted node may lead for a moment at the old epoch its stale image
+// names: it cannot write, lacking the lease, and is no later leader).
+func (c *checker) newLeader(s *replicaShell, st *partition.Status) {
+	w := c.w
+	c.leaderships++
+	if !c.ending {
+		w.trace("leader", s.n.id, int64(s.part), int64(st.LeaderEpoch), s.log.leo)
+	}
+	for _, a := range c.acked[s.part] {
+		if a.epoch <= st.LeaderEpoch && !bytes.Equal(s.log.batchAt(a.base), a.data) {
+			w.fail("invariant 2: acks=all batch at offset %d of partition %d (acknowledged by node %d at epoch %d) is not in the log of node %d, leader at epoch %d (log end %d)",
+				a.base, s.part, a.node, a.epoch, s.n.id, st.LeaderEpoch, s.log.leo)
+			return
+		}
+	}
+	for _, b := range c.committed[s.part] {
+		if b.epoch <= st.LeaderEpoch && !bytes.Equal(s.log.batchAt(b.base), b.data) {
+			w.fail("invariant 3: committed batch at offset %d of partition %d (committed by node %d at epoch %d) is not in the log of node %d, leader at epoch %d (log end %d)",
+				b.base, s.part, b.node, b.epoch, s.n.id, st.LeaderEpoch, s.log.leo)
+			return
+		}
+	}
+}
+
+// commit records that leader s's high watermark passed [from, to): its
+// batches there must be the committed ones, or extend the prefix, and a
+// batch that extends it must be in the log of every leader of a later
+// epoch already elected.
+func (c *checker) commit(s *replicaShell, st *partition.Status, from, to int64) {
+	w := c.w
+	part := s.part
+	l := s.log
+	i := sort.Search(len(l.lasts), func(i int) bool { return l.lasts[i] >= from })
+	for ; i < len(l.batches) && l.bases[i] < to; i++ {
+		base, data := l.bases[i], l.batches[i]
+		cs := c.committed[part]
+		end := int64(0)
+		if len(cs) > 0 {
+			end = cs[len(cs)-1].last + 1
+		}
+		switch {
+		case base < end:
+			j := sort.Search(len(cs), func(j int) bool { return cs[j].base >= base })
+			if j == len(cs) || cs[j].base != base || !bytes.Equal(cs[j].data, data) {
+				w.fail("invariant 3: node %d at leader epoch %d commits a batch at offset %d of partition %d other than the one committed there before",
+					s.n.id, st.LeaderEpoch, base, part)
+				return
+			}
+		case base == end:
+			b := storedBatch{base: base, last: l.lasts[i], data: data, node: s.n.id, epoch: st.LeaderEpoch}
+			c.committed[part] = append(cs, b)
+			c.laterLeadersHold(s, st, b)
+			c.isrHolds(part, c.w.quorum.image(), []storedBatch{b})
+		default:
+			w.fail("invariant 3: node %d at leader epoch %d commits offset %d of partition %d past the committed prefix's end %d",
+				s.n.id, st.LeaderEpoch, base, part, end)
+			return
+		}
+		if w.failure != nil {
+			return
+		}
+	}
+}
+
+// laterLeadersHold checks that leaders of later epochs hold b, a batch s
+// just committed.
+func (c *checker) laterLeadersHold(s *replicaShell, st *partition.Status, b storedBatch) {
+	w := c.w
+	for _, o := range w.nodes[1:] {
+		if o == s.n || o.state == nodeDead || o.replicas == nil {
+			continue
+		}
+		os := o.replicas[s.part]
+		if ost := os.r.Status(); ost.Role == partition.Leader && ost.LeaderEpoch > st.LeaderEpoch && !bytes.Equal(os.log.batchAt(b.base), b.data) {
+			w.fail("invariant 3: node %d at epoch %d commits offset %d of partition %d, which node %d, already leading at epoch %d, does not hold",
+				s.n.id, st.LeaderEpoch, b.base, s.part, o.id, ost.LeaderEpoch)
+			return
+		}
+	}
+}
+
+// verifyAcked checks that the acks=all batches acknowledged since the
+// last call are in the committed prefix.
+func (c *checker) verifyAcked(part int32) {
+	as := c.acked[part]
+	cs := c.committed[part]
+	for ; c.verified[part] < len(as); c.verified[part]++ {
+		a := as[c.verified[part]]
+		j := sort.Search(len(cs), func(j int) bool { return cs[j].base >= a.base })
+		if j == len(cs) || cs[j].base != a.base || !bytes.Equal(cs[j].data, a.data) {
+			end := int64(0)
+			if len(cs) > 0 {
+				end = cs[len(cs)-1].last + 1
+			}
+			other := "no batch"
+			if j < len(cs) && cs[j].base == a.base {
+				other = fmt.Sprintf("another batch, committed by node %d at epoch %d", cs[j].node, cs[j].epoch)
+			}
+			c.w.fail("invariant 2: acks=all batch at offset %d of partition %d acknowledged by node %d at epoch %d is not in the committed prefix (ending at %d; %s there)",
+				a.base, part, a.node, a.epoch, end, other)
+			return
+		}
+	}
+}
+
+// final checks the end of the run: the leaders then hold everything.
+func (c *checker) final() {
+	c.ending = true
+	for _, n := range c.w.nodes[1:] {
+		if n.state == nodeDead || n.replicas == nil {
+			continue
+		}
+		for _, s := range n.replicas {
+			if st := s.r.Status(); st.Role == partition.Leader {
+				c.newLeader(s, &st)
+				c.leaderships--
+			}
+		}
+	}
+}
+
+// isrHolds checks that every member of part's ISR in img holds bs.
+func (c *checker) isrHolds(part int32, img *metadata.Image, bs []storedBatch) {
+	w := c.w
+	t, ok := img.Topic(topicName)
+	if !ok {
+		return
+	}
+	p, _ := t.Partition(part)
+	for _, m := range p.ISR {
+		l := w.nodes[m].disk[part]
+		for _, b := range bs {
+			if !bytes.Equal(l.batchAt(b.base), b.data) {
+				w.fail("invariant 5: node %d, in the ISR %v of partition %d (partition epoch %d), lacks committed offset %d (committed by node %d at epoch %d; its log ends at %d)",
+					m, p.ISR, part, p.PartitionEpoch, b.base, b.node, b.epoch, l.leo)
+				return
+			}
+		}
+	}
+}
+
+// onImage checks a newly committed image: a partition whose ISR changed
+// must have every member holding the committed prefix.
+func (c *checker) onImage(prev, img *metadata.Image) {
+	t, ok := img.Topic(topicName)
+	if !ok {
+		return
+	}
+	pt, hadTopic := prev.Topic(topicName)
+	for i := range t.NumPartitions() {
+		p, _ := t.Partition(i)
+		if hadTopic {
+			if q, _ := pt.Partition(i); slices.Equal(p.ISR, q.ISR) {
+				continue
+			}
+		}
+		c.isrHolds(i, img, c.committed[i])
+		if c.w.failure != nil {
+			return
+		}
+	}
+}

@@ -27,11 +27,13 @@
 //
 // WEIR_SIM_ALL=1 runs every seed and counts the failures by invariant
 // (for mutation runs). WEIR_SIM_MODEL (comma-separated) turns on
-// behaviours of the code today that the CI scenario leaves out because
-// the simulation finds them unsafe: "hints" (memberlist's failure
-// verdicts shorten sessions, cluster/peers.go), "deposed" (a controller
-// that lost its majority answers its own node's heartbeats until it
-// steps down, cluster/metadata_actor.go's decide), "wiregap" (the
-// Produce handler's lease check runs before, not with, the actor's
-// append).
+// behaviours weir had until the simulation found them unsafe, to show the
+// invariants catching them: "hints" (memberlist's failure verdicts
+// shortened sessions; metadata.Sessions no longer lets them, so this mode
+// now passes too), "deposed" (a controller that lost its majority
+// answered its own node's heartbeats until it stepped down; weir now
+// answers a heartbeat only after raft's ReadIndex confirms the
+// leadership), "wiregap" (the lease was checked by the Produce handler
+// only, before the actor's append; the partition actor now checks it
+// again at the append).
 package sim

@@ -78,7 +78,13 @@ type Cluster struct {
 
 	mu    sync.Mutex
 	nodes map[int32]*node
+	procs []*harness.Process // every process started, in order
 }
+
+// LogsEnv names an environment variable: when it names a directory and a
+// test fails, every node process's whole output is written there, one
+// file per process start.
+const LogsEnv = "WEIR_CHAOS_LOGS"
 
 // node is one node's slot.
 type node struct {
@@ -118,6 +124,7 @@ func StartCluster(t testing.TB, n int, opts Options) *Cluster {
 		c.nodes[id] = &node{id: id, gossip: harness.Addr(ports[2*i]), kafka: harness.Addr(ports[2*i+1]), dir: t.TempDir()}
 	}
 	t.Cleanup(c.closeAdmins)
+	t.Cleanup(c.saveLogs)
 	for _, id := range c.IDs() {
 		if err := c.spawn(id); err != nil {
 			t.Fatal(err)
@@ -317,6 +324,7 @@ func (c *Cluster) spawn(id int32) error {
 	}
 	c.mu.Lock()
 	n.proc, n.state = p, Up
+	c.procs = append(c.procs, p)
 	c.mu.Unlock()
 	return nil
 }
@@ -349,5 +357,27 @@ func (c *Cluster) closeAdmins() {
 			n.admin.Close()
 			n.admin = nil
 		}
+	}
+}
+
+// saveLogs writes every process's output to $WEIR_CHAOS_LOGS when the
+// test failed. It runs after the processes were killed.
+func (c *Cluster) saveLogs() {
+	dir := os.Getenv(LogsEnv)
+	if dir == "" || !c.t.Failed() {
+		return
+	}
+	c.mu.Lock()
+	procs := slices.Clone(c.procs)
+	c.mu.Unlock()
+	prefix := strings.NewReplacer("/", "_", " ", "_").Replace(c.t.Name())
+	for _, p := range procs {
+		path := filepath.Join(dir, prefix+"-"+p.Name()+".log")
+		out := "--- stdout\n" + p.Stdout() + "--- stderr\n" + p.Stderr()
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			c.t.Logf("chaos: %v", err)
+			continue
+		}
+		c.t.Logf("chaos: %s's output is in %s", p.Name(), path)
 	}
 }

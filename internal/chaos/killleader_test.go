@@ -76,6 +76,17 @@ func TestKillLeaderRounds(t *testing.T) {
 		c.Kill(victim)
 		c.WaitLeaders(topic, 60*time.Second)
 		led := time.Since(start)
+		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+		leaders, err := c.Leaders(ctx, topic)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, l := range leaders {
+			if l == victim || l < 0 {
+				t.Errorf("round %d: kadm shows p%d led by %d after node %d was killed and new leaders were seen", round, p, l, victim)
+			}
+		}
 		c.Restart(victim)
 		c.WaitInISR(topic, victim, 90*time.Second)
 		c.WaitFor(60*time.Second, "both producers acknowledging again", func() (bool, string) {

@@ -23,8 +23,8 @@
 //     acknowledged record present exactly once, at the offset it was
 //     acknowledged at, and each producer's records in send order. The
 //     Report lists the lost, duplicated, moved and reordered records with
-//     their values. CheckCommits does the same for committed offsets: none
-//     lost, none moved back.
+//     their values. CommitViolations does the same for committed offsets
+//     (OffsetFetch after each round): none lost, none moved back.
 //
 // Faults and checks follow Kafka's system tests (replication_test.py's
 // hard_bounce, the unclean leader election integration test) and

@@ -81,7 +81,7 @@ func ephemeralLow() int {
 		return 49152
 	}
 	lo, err := strconv.Atoi(f[0])
-	if err != nil || lo <= lowestPort {
+	if err != nil {
 		return 49152
 	}
 	return lo

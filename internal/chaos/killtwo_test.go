@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -34,9 +33,6 @@ const (
 	outageWindow = 8 * time.Second
 )
 
-// knownBugsEnv names an environment variable: set to 1, the tests that
-// show a known weir bug run instead of skipping.
-const knownBugsEnv = "WEIR_CHAOS_KNOWN_BUGS"
 
 // TestKillTwoOfThree is issue 10's "what it must show" 4: with two of
 // three nodes SIGKILLed, no acks=all produce succeeds; each fails with a
@@ -51,23 +47,12 @@ func TestKillTwoOfThree(t *testing.T) { killTwoOfThree(t, false) }
 // only, as issue 10 asks: a quorum again, and min.insync.replicas=2 can
 // be met, so every partition must take acks=all writes again.
 //
-// It fails on weir today (ISR join stuck behind a refused proposal): a
-// partition led by the survivor whose first follower in assignment order
-// is the node still dead stays at ISR [survivor]. After the controller
-// fences the dead nodes (ISR [survivor], new partition epoch), the leader
-// proposes adding that dead follower again, on the strength of its fetch
-// position from before the kill (actors/partition/isr.go maybeExpandISR
-// does not check that the follower's broker epoch is registered and
-// unfenced, KIP-841). The controller refuses it with INELIGIBLE_REPLICA,
-// the refusal is only logged (cluster/broker_duties.go "ISR change
-// refused"), and the leader keeps the proposal outstanding and re-sends it
-// every 2 s (tickISR) forever; with one proposal at a time, the caught-up
-// returned node is never added, and every acks=all produce to that
-// partition gets NOT_ENOUGH_REPLICAS until the dead node returns.
+// It once failed on weir (an ISR join stuck behind a refused proposal: the
+// survivor proposed a dead follower back on its position from before the
+// kill, and the refused proposal blocked the returned node's join); now a
+// follower out of the ISR rejoins only through a fetch of its own and a
+// refused proposal stops counting.
 func TestKillTwoOfThreeOneBack(t *testing.T) {
-	if os.Getenv(knownBugsEnv) != "1" {
-		t.Skipf("weir bug \"ISR join stuck behind a refused proposal\" (see the doc comment); set %s=1 to run", knownBugsEnv)
-	}
 	killTwoOfThree(t, true)
 }
 

@@ -33,7 +33,6 @@ const (
 	outageWindow = 8 * time.Second
 )
 
-
 // TestKillTwoOfThree is issue 10's "what it must show" 4: with two of
 // three nodes SIGKILLed, no acks=all produce succeeds; each fails with a
 // retriable error within request.timeout.ms (raw Produce requests to the

@@ -88,6 +88,27 @@ func (c *weirCluster) startAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// restart starts node n again after it was killed or froze, trying up to
+// three times: a start that fails (the node exits before it is ready) is
+// a weir problem the round reports, not a reason to end the run. It
+// returns the failures of the tries that did not succeed, and an error
+// when none did.
+func (c *weirCluster) restart(ctx context.Context, n *node) (problems []string, err error) {
+	for try := 1; try <= 3; try++ {
+		n.kill()
+		err = n.start(ctx, c.cfg.StartTimeout)
+		if err == nil {
+			return problems, nil
+		}
+		problems = append(problems, fmt.Sprintf("start %d of node %d failed: %v", try, n.id, err))
+		c.log.Warn("node restart failed", "node", n.id, "try", try, "err", err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return problems, err
+}
+
 // node returns the node with id.
 func (c *weirCluster) node(id int32) *node { return c.nodes[id-1] }
 

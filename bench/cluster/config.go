@@ -63,7 +63,8 @@ type Config struct {
 	// Default 30.
 	Partitions int
 	// Kills and Stops are the SIGKILL and SIGSTOP rounds. Defaults 20
-	// and 20.
+	// and 5 (a SIGSTOP round lasts as long as the clients' request
+	// timeouts, about a minute at librdkafka's defaults).
 	Kills, Stops int
 	// ProduceEvery is how often each failover producer sends one record
 	// to every partition. Default 10 ms.
@@ -132,7 +133,7 @@ func DefaultConfig() Config {
 		GossipProfile:        "fast",
 		Partitions:           30,
 		Kills:                20,
-		Stops:                20,
+		Stops:                5,
 		ProduceEvery:         10 * time.Millisecond,
 		PollEvery:            10 * time.Millisecond,
 		Settle:               3 * time.Second,

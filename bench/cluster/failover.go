@@ -243,7 +243,9 @@ func (r *runner) failoverRound(ctx context.Context, c *weirCluster, prods []prod
 			return rd, err
 		}
 	default:
-		if err := victim.start(ctx, cfg.StartTimeout); err != nil {
+		probs, err := c.restart(ctx, victim)
+		rd.Problems = append(rd.Problems, probs...)
+		if err != nil {
 			return rd, err
 		}
 	}
@@ -254,8 +256,9 @@ func (r *runner) failoverRound(ctx context.Context, c *weirCluster, prods []prod
 		rd.Problems = append(rd.Problems, fmt.Sprintf("node %d not back in every ISR after its %s: %v",
 			rd.Victim, map[bool]string{true: "SIGCONT", false: "restart"}[sig == syscall.SIGSTOP], err))
 		// Restart it so the next round starts from a full cluster.
-		victim.kill()
-		if err := victim.start(ctx, cfg.StartTimeout); err != nil {
+		probs, err := c.restart(ctx, victim)
+		rd.Problems = append(rd.Problems, probs...)
+		if err != nil {
 			return rd, err
 		}
 		if _, err := c.waitInSync(ctx, survivor, []string{failoverTopic}, cfg.Partitions, cfg.StartTimeout, 50*time.Millisecond); err != nil {
@@ -263,7 +266,15 @@ func (r *runner) failoverRound(ctx context.Context, c *weirCluster, prods []prod
 		}
 	}
 	if !victim.running() {
-		return rd, fmt.Errorf("node %d exited after it came back; see %s", rd.Victim, victim.logPth)
+		rd.Problems = append(rd.Problems, fmt.Sprintf("node %d exited after it came back; see %s", rd.Victim, victim.logPth))
+		probs, err := c.restart(ctx, victim)
+		rd.Problems = append(rd.Problems, probs...)
+		if err != nil {
+			return rd, err
+		}
+		if _, err := c.waitInSync(ctx, survivor, []string{failoverTopic}, cfg.Partitions, cfg.StartTimeout, 50*time.Millisecond); err != nil {
+			return rd, fmt.Errorf("after restarting node %d: %w", rd.Victim, err)
+		}
 	}
 	if err := waitAcking(ctx, prods, time.Now(), cfg.RoundTimeout); err != nil {
 		rd.Problems = append(rd.Problems, fmt.Sprintf("after node %d came back: %v", rd.Victim, err))

@@ -117,7 +117,9 @@ func (r *runner) runScale(ctx context.Context) (*ScaleResult, error) {
 	tl := readTimeline(c, res.Victim, killed)
 	res.Detected, res.Fenced = after(tl.detected, killed), after(tl.fenced, killed)
 	back := time.Now()
-	if err := victim.start(ctx, cfg.StartTimeout); err != nil {
+	probs, err := c.restart(ctx, victim)
+	res.Problems = append(res.Problems, probs...)
+	if err != nil {
 		return res, err
 	}
 	if synced, err := c.waitInSync(ctx, survivor, names, want, cfg.StartTimeout, slow); err == nil {
@@ -141,7 +143,16 @@ func (r *runner) runScale(ctx context.Context) (*ScaleResult, error) {
 	}
 	start = time.Now()
 	if err := c.startAll(ctx); err != nil {
-		return res, err
+		res.Problems = append(res.Problems, fmt.Sprintf("cold start: %v", err))
+		for _, n := range c.nodes {
+			if !n.running() {
+				probs, err := c.restart(ctx, n)
+				res.Problems = append(res.Problems, probs...)
+				if err != nil {
+					return res, err
+				}
+			}
+		}
 	}
 	ledAgain, err := pollUntil(ctx, cfg.StartTimeout, slow, fmt.Sprintf("%d partitions led after the cold start", want), func(ctx context.Context) (bool, error) {
 		ps, err := c.metadata(ctx, probe, names)

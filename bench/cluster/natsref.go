@@ -479,40 +479,51 @@ func (r *runner) natsRound(ctx context.Context, nc *natsCluster, res *NATSFailov
 	if err != nil {
 		return rd, err
 	}
-	var victim int
-	if _, err := pollUntil(ctx, cfg.RoundTimeout, cfg.PollEvery, "a NATS stream leader", func(ctx context.Context) (bool, error) {
-		victim = nc.streamLeader(ctx, js, natsFailStream, time.Second)
-		return victim >= 0, nil
-	}); err != nil {
-		return rd, err
-	}
-	rd.Victim = victim
-	survivor := (victim + 1) % len(nc.specs)
 	// The publisher and the leader polls go through a server that
 	// survives, so the stall is the stream's failover alone, not a client
-	// reconnect.
-	pub, err := startNATSPublisher(nc.url(survivor), natsFailSubject, cfg.ProduceEvery, 5*cfg.ProduceEvery)
-	if err != nil {
-		return rd, err
-	}
-	poll, err := nats.Connect(nc.url(survivor))
-	if err != nil {
+	// reconnect. The leader is checked again once the publisher runs, as
+	// it may have moved meanwhile.
+	var victim int
+	var pub *natsPublisher
+	var pjs jetstream.JetStream
+	for try := 0; ; try++ {
+		if _, err := pollUntil(ctx, cfg.RoundTimeout, cfg.PollEvery, "a NATS stream leader", func(ctx context.Context) (bool, error) {
+			victim = nc.streamLeader(ctx, js, natsFailStream, time.Second)
+			return victim >= 0, nil
+		}); err != nil {
+			return rd, err
+		}
+		survivor := (victim + 1) % len(nc.specs)
+		pub, err = startNATSPublisher(nc.url(survivor), natsFailSubject, cfg.ProduceEvery, 5*cfg.ProduceEvery)
+		if err != nil {
+			return rd, err
+		}
+		poll, err := nats.Connect(nc.url(survivor))
+		if err != nil {
+			pub.stop()
+			return rd, err
+		}
+		defer poll.Close()
+		if pjs, err = jetstream.New(poll); err != nil {
+			pub.stop()
+			return rd, err
+		}
+		steady := time.Now()
+		if _, err := pollUntil(ctx, cfg.RoundTimeout, 10*time.Millisecond, "NATS publisher acknowledged", func(context.Context) (bool, error) {
+			return pub.log.ackedAllSince(steady.Add(200 * time.Millisecond)), nil
+		}); err != nil {
+			pub.stop()
+			return rd, err
+		}
+		if nc.streamLeader(ctx, pjs, natsFailStream, time.Second) == victim {
+			break
+		}
 		pub.stop()
-		return rd, err
+		if try == 4 {
+			return rd, errors.New("the NATS stream leader kept moving")
+		}
 	}
-	defer poll.Close()
-	pjs, err := jetstream.New(poll)
-	if err != nil {
-		pub.stop()
-		return rd, err
-	}
-	steady := time.Now()
-	if _, err := pollUntil(ctx, cfg.RoundTimeout, 10*time.Millisecond, "NATS publisher acknowledged", func(context.Context) (bool, error) {
-		return pub.log.ackedAllSince(steady.Add(200 * time.Millisecond)), nil
-	}); err != nil {
-		pub.stop()
-		return rd, err
-	}
+	rd.Victim = victim
 	killed := time.Now()
 	nc.kill(victim)
 	if led, err := pollUntil(ctx, cfg.RoundTimeout, cfg.PollEvery, "a new NATS stream leader", func(ctx context.Context) (bool, error) {

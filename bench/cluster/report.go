@@ -301,6 +301,13 @@ func writeScale(b *strings.Builder, s *ScaleResult) {
 	}
 	durRow("CreateTopics until every partition has a leader", s.Created, 0)
 	durRow("CreateTopics until every ISR is full", s.CreatedInSync, 0)
+	if len(s.LeadersAfterCreate) > 0 {
+		var l []string
+		for _, n := range s.LeadersAfterCreate {
+			l = append(l, fmt.Sprint(n))
+		}
+		fmt.Fprintf(b, "| partitions led by node 1, 2, ... after the creation | %s |  |  |\n", strings.Join(l, ", "))
+	}
 	durRow("cold start (all nodes killed, all started): every partition led, newer leader epoch", s.ColdLed, goalStartup)
 	durRow("cold start: a record acknowledged (acks=all) on every partition", s.ColdWritable, 0)
 	durRow("cold start: every ISR full", s.ColdInSync, 0)

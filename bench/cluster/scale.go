@@ -17,6 +17,9 @@ type ScaleResult struct {
 	// Created runs from the CreateTopics request until every partition
 	// had a leader, CreatedInSync until every ISR was full.
 	Created, CreatedInSync time.Duration
+	// LeadersAfterCreate counts the partitions each node led once every
+	// ISR was full after the creation (index: node id - 1).
+	LeadersAfterCreate []int
 	// RSS is each node's VmRSS in bytes after Config.ScaleSettle idle.
 	RSS []int64
 	// IdleCPU is each node's CPU use over Config.IdleWindow, in cores.
@@ -79,7 +82,13 @@ func (r *runner) runScale(ctx context.Context) (*ScaleResult, error) {
 		return res, err
 	}
 	res.CreatedInSync = synced.Sub(start)
-	r.log.Info("scale: created", "partitions", want, "led", res.Created, "in_sync", res.CreatedInSync)
+	if ps, err := c.metadata(ctx, probe, names); err == nil {
+		counts := leaderCounts(ps)
+		for id := int32(1); id <= int32(len(c.nodes)); id++ {
+			res.LeadersAfterCreate = append(res.LeadersAfterCreate, counts[id])
+		}
+	}
+	r.log.Info("scale: created", "partitions", want, "led", res.Created, "in_sync", res.CreatedInSync, "leaders", res.LeadersAfterCreate)
 
 	if err := sleepCtx(ctx, cfg.ScaleSettle); err != nil {
 		return res, err

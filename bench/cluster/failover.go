@@ -213,18 +213,23 @@ func (r *runner) failoverRound(ctx context.Context, c *weirCluster, prods []prod
 		}
 		return allLed(ps, cfg.Partitions, rd.Victim), nil
 	})
+	// Acknowledgements that were on their way when the signal went out
+	// arrive just after it; only those after the move show a producer
+	// that found the new leaders.
+	recovered := signalled
 	if err == nil {
 		rd.Leadership = led.Sub(signalled)
+		recovered = led
 	} else {
 		rd.Problems = append(rd.Problems, fmt.Sprintf("node %d: %v", survivor.id, err))
 	}
-	// Every producer acknowledging on every partition again ends the
-	// failure's window.
+	// Every producer acknowledging on every partition after the move ends
+	// the failure's window.
 	ackWait := cfg.RoundTimeout
 	if sig == syscall.SIGSTOP {
 		ackWait = cfg.FrozenTimeout
 	}
-	if err := waitAcking(ctx, prods, signalled, ackWait); err != nil {
+	if err := waitAcking(ctx, prods, recovered, ackWait); err != nil {
 		rd.Problems = append(rd.Problems, fmt.Sprintf("after the %s: %v", rd.Signal, err))
 	}
 	windowEnd := time.Now()

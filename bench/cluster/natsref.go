@@ -526,15 +526,20 @@ func (r *runner) natsRound(ctx context.Context, nc *natsCluster, res *NATSFailov
 	rd.Victim = victim
 	killed := time.Now()
 	nc.kill(victim)
+	// A publish answered just before the kill may be acknowledged just
+	// after it: only acknowledgements after the new leader count as the
+	// publisher's recovery.
+	recovered := killed
 	if led, err := pollUntil(ctx, cfg.RoundTimeout, cfg.PollEvery, "a new NATS stream leader", func(ctx context.Context) (bool, error) {
 		return nc.streamLeader(ctx, pjs, natsFailStream, 200*time.Millisecond) >= 0, nil
 	}); err == nil {
 		rd.Election = led.Sub(killed)
+		recovered = led
 	} else {
 		rd.Problems = append(rd.Problems, err.Error())
 	}
 	if _, err := pollUntil(ctx, cfg.RoundTimeout, 10*time.Millisecond, "NATS publisher acknowledged after the kill", func(context.Context) (bool, error) {
-		return pub.log.ackedAllSince(killed), nil
+		return pub.log.ackedAllSince(recovered), nil
 	}); err != nil {
 		rd.Problems = append(rd.Problems, err.Error())
 	}

@@ -13,6 +13,10 @@
 //     medians and ratios as a Markdown report.
 //   - groupbench (`weir bench groups`): offset commit throughput and
 //     rebalance time against weir and kfake.
+//   - cluster (`weir bench cluster`): three `weir serve` nodes joined by
+//     gossip (fast profile): failover times with franz-go and librdkafka
+//     producing, replicated throughput, and 3,000 partitions, beside a
+//     NATS JetStream R3 reference cluster.
 //
 // The measurements taken before the replicated cluster was designed run as
 // tests (`go test ./bench/<pkg> -run X -v`, short by default, the recorded

@@ -14,6 +14,7 @@ var benchmarks = []cli.Command{
 	{Name: "log", Summary: "append to partition logs on disk: throughput, fsync rounds, latency", Run: runBenchLog},
 	{Name: "broker", Summary: "weir serve beside kfake: produce, fsync, latency, consume, small records, RSS", Run: runBenchBroker},
 	{Name: "groups", Summary: "weir serve beside kfake: offset commits per second, rebalance time of 100 members", Run: runBenchGroups},
+	{Name: "cluster", Summary: "3 weir serve nodes (fast gossip) beside NATS JetStream: failover, replicated throughput, 3,000 partitions", Run: runBenchCluster},
 }
 
 // runBench dispatches `weir bench <benchmark> [flags]`.

@@ -9,10 +9,11 @@ import (
 )
 
 // offline are the commands that take no broker address: they talk to no
-// broker, or (bench broker, bench groups) start the brokers they measure.
+// broker, or (bench broker, bench groups, bench cluster) start the brokers
+// they measure.
 var offline = map[string]bool{
 	"version": true, "serve": true, "dump-log": true,
-	"bench log": true, "bench broker": true, "bench groups": true,
+	"bench log": true, "bench broker": true, "bench groups": true, "bench cluster": true,
 }
 
 // describing are the commands that list or describe, so they take

@@ -136,6 +136,7 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 		a.onMember(m.event)
 	case *processGone:
 		if s := a.controller.Sessions; s != nil {
+			a.log.Info("a failed node's listener refuses connections: its process is gone", "node", m.node, "controller", a.q.IsLeader())
 			s.ProcessGone(m.node, a.nowMs())
 		}
 	case *shutdownStarted:

@@ -195,7 +195,7 @@ func (a *metadataActor) probeGone(node int32) {
 	if !ok || br.Fenced {
 		return
 	}
-	addr, self, system := br.Addr(), a.self, a.n.system
+	addr, self, system, logger := br.Addr(), a.self, a.n.system, a.log
 	go func() {
 		conn, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
 		if err == nil {
@@ -204,6 +204,8 @@ func (a *metadataActor) probeGone(node int32) {
 		}
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			system.Root.Send(self, &processGone{node: node})
+			return
 		}
+		logger.Debug("a failed node's listener does not refuse connections; its session runs out", "node", node, "addr", addr, "err", err)
 	}()
 }

@@ -63,20 +63,26 @@ func (s *Sessions) Heartbeat(node int32, epoch int64, nowMs int64) {
 
 // Reset gives every registered unfenced broker of img a full session from
 // nowMs and forgets every other session: called when this node becomes
-// controller (it has no heartbeat history). Failure hints are kept, but
-// their two heartbeat intervals of grace start again at nowMs, since the
-// brokers are only now finding the new controller.
+// controller (it has no heartbeat history). Failure hints are kept, and
+// so is the evidence that a process is gone (ProcessGone): such a broker
+// expires at once.
 func (s *Sessions) Reset(img *Image, nowMs int64) {
 	clear(s.sessions)
 	for _, br := range img.brokers.all() {
-		if !br.Fenced {
-			s.sessions[br.NodeID] = session{epoch: br.Epoch, lastMs: nowMs}
+		if br.Fenced {
+			continue
 		}
+		last := nowMs
+		if at, gone := s.gone[br.NodeID]; gone {
+			// Evidence gathered before this node led still holds: a
+			// process that is gone holds no lease, whoever saw it go.
+			last = at
+		}
+		s.sessions[br.NodeID] = session{epoch: br.Epoch, lastMs: last}
 	}
 	for node, at := range s.failed {
 		s.failed[node] = max(at, nowMs)
 	}
-	clear(s.gone)
 }
 
 // MemberFailed is memberlist's hint that node failed, at nowMs: the

@@ -130,6 +130,17 @@ func TestSessionsLive(t *testing.T) {
 	if got := s.Expired(img, 7500); !reflect.DeepEqual(got, []BrokerRef{{NodeID: 1, Epoch: 10}, {NodeID: 2, Epoch: 10}}) {
 		t.Errorf("expired %v", got)
 	}
+
+	// Evidence that a process is gone, gathered before this node led,
+	// still expires its session at once after a Reset.
+	s = NewSessions(testSessionMs, testIntervalMs)
+	s.Heartbeat(2, 10, 100)
+	s.MemberFailed(2, 300)
+	s.ProcessGone(2, 310)
+	s.Reset(img, 800)
+	if got := s.Expired(img, 800); !reflect.DeepEqual(got, []BrokerRef{{NodeID: 2, Epoch: 10}}) {
+		t.Errorf("after a Reset, expired %v, want node 2 at once", got)
+	}
 }
 
 // A broker unfenced without this controller hearing from it gets a full

@@ -89,7 +89,7 @@ func (a *metadataActor) brokerDuties() {
 		return // the controller names the cluster first
 	}
 	br, registered := img.Broker(a.n.id)
-	if d.epoch != 0 && registered && br.Epoch != d.epoch {
+	if d.epoch != 0 && registered && br.Epoch > d.epoch {
 		// Our registration was replaced: another process with our id.
 		a.fail(fmt.Errorf("registration of node %d epoch %d replaced by epoch %d: another process runs as node %d", a.n.id, d.epoch, br.Epoch, a.n.id))
 		return

@@ -16,6 +16,9 @@ type controllerState struct {
 	// fencing batch is in flight.
 	creating bool
 	fencing  bool
+	// lastMs is when the duties last ran (controller time): a long gap
+	// means the controller itself was not running.
+	lastMs int64
 }
 
 // controllerDuties runs the controller's own work while this node leads
@@ -23,7 +26,7 @@ type controllerState struct {
 // when it takes over (it has no heartbeat history), and fences the brokers
 // whose sessions expired (docs/DESIGN.md "Brokers and fencing").
 func (a *metadataActor) controllerDuties() {
-	if a.failed != nil || !a.q.IsLeader() {
+	if a.failed != nil || !a.controllerReady() {
 		return
 	}
 	img := a.spec
@@ -48,6 +51,14 @@ func (a *metadataActor) controllerDuties() {
 	if a.controller.Sessions == nil || a.ctl.fencing {
 		return
 	}
+	now := a.nowMs()
+	interval := a.n.cfg.Broker.Int("broker.heartbeat.interval.ms")
+	if gap := now - a.ctl.lastMs; a.ctl.lastMs > 0 && gap > 2*interval {
+		// The controller did not run for a while: the heartbeats that
+		// waited in its mailbox must not cost the brokers their sessions.
+		a.controller.Sessions.Extend(gap - interval)
+	}
+	a.ctl.lastMs = now
 	fenced, recs := a.controller.FenceExpired(img, a.nowMs())
 	if len(recs) == 0 {
 		return

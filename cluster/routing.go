@@ -65,6 +65,10 @@ func (a *metadataActor) route(r *route) {
 		return
 	}
 	if a.q.IsLeader() {
+		if !a.controllerReady() {
+			r.sentTo = -1 // decided at a later tick, once caught up
+			return
+		}
 		delete(a.routes, r.id)
 		a.decide(r.req, func(res metadata.Result, _ int64) { r.done(res) })
 		return
@@ -135,6 +139,9 @@ func (a *metadataActor) onForwarded(ctx actor.Context, m *forwardedRequest) {
 	if !a.q.IsLeader() {
 		_ = a.remote.Send(reply, &forwardedAnswer{ID: m.ID, NotController: true, Leader: a.q.Leader()}, a.self)
 		return
+	}
+	if !a.controllerReady() {
+		return // not caught up with the log yet: the forwarder sends it again
 	}
 	req, err := metadata.DecodeRequest(m.Request)
 	if err != nil {
@@ -208,4 +215,15 @@ func (a *metadataActor) onDeadLetter(m *actor.DeadLetterResponse) {
 			}
 		}
 	}
+}
+
+// controllerReady reports whether this node, leading the quorum, may
+// decide requests: it has applied the record announcing its own term
+// (quorum.Node proposes one on taking over), so every entry committed
+// before, by earlier leaders, is in its image too. Deciding earlier could
+// build a record against an image that lacks one of them, which would
+// then fail to apply on every node (KRaft's controller waits the same way
+// before it serves).
+func (a *metadataActor) controllerReady() bool {
+	return a.q.IsLeader() && a.applied.ControllerEpoch() == a.q.Term()
 }

@@ -153,3 +153,18 @@ func (s *Sessions) Expired(img *Image, nowMs int64) []BrokerRef {
 	}
 	return out
 }
+
+// Extend moves every session's last heartbeat byMs later: the controller
+// was not running for that long (a long batch, a paused process), so the
+// heartbeats waiting in its mailbox are not the brokers' fault. Fencing
+// later never breaks the lease (a broker's lease is its own: it ends
+// without answers from the controller).
+func (s *Sessions) Extend(byMs int64) {
+	if byMs <= 0 {
+		return
+	}
+	for node, cur := range s.sessions {
+		cur.lastMs += byMs
+		s.sessions[node] = cur
+	}
+}

@@ -171,3 +171,15 @@ func TestSessionsUnknownBrokerGetsASession(t *testing.T) {
 		t.Error("the new registration has no session")
 	}
 }
+
+// A controller that did not run for a while extends the sessions by the
+// gap, so the brokers whose heartbeats waited in its mailbox are not
+// fenced for it.
+func TestSessionsExtend(t *testing.T) {
+	s := NewSessions(testSessionMs, testIntervalMs)
+	s.Heartbeat(1, 10, 100)
+	s.Extend(2000)
+	if !s.Live(1, 10, 3599) || s.Live(1, 10, 3600) {
+		t.Error("Extend did not move the session by the gap")
+	}
+}

@@ -27,11 +27,13 @@ type controllerState struct {
 // whose sessions expired (docs/DESIGN.md "Brokers and fencing").
 func (a *metadataActor) controllerDuties() {
 	if a.failed != nil || !a.controllerReady() {
+		a.ctl.lastMs = 0 // a gap while not leading is no stall
 		return
 	}
 	img := a.spec
 	if term := a.q.Term(); term != a.ctl.term {
 		a.ctl.term = term
+		a.ctl.lastMs = a.nowMs()
 		if s := a.controller.Sessions; s != nil {
 			s.Reset(img, a.nowMs())
 		}

@@ -38,6 +38,10 @@ type tickMetadata struct{}
 // startMetadata begins the start-up sequence once the actor runs.
 type startMetadata struct{}
 
+// writesDone says the quorum's writer finished (or failed) a write: the
+// metadata actor calls HandleReady to deliver what waited for it.
+type writesDone struct{}
+
 // memberChanged is a membership event (the gossip hint), handed to the
 // metadata actor in order.
 type memberChanged struct {

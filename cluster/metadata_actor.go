@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -77,6 +78,8 @@ type metadataActor struct {
 	ctl   controllerState // controller_duties.go
 	duty  brokerState     // broker_duties.go
 	ready bool
+	// wakeSent is set while a writesDone is on its way to the actor.
+	wakeSent atomic.Bool
 	// incarnation identifies this process in its registration.
 	incarnation metadata.UUID
 }
@@ -98,7 +101,20 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.self = ctx.Self()
+		// The quorum's writes run on a goroutine of their own: the
+		// mailbox never waits on an fsync (raft ticks, heartbeats and
+		// elections go on while the disk is slow). A finished write
+		// wakes the actor, once for as many as finish meanwhile.
+		system, self := ctx.ActorSystem(), ctx.Self()
+		a.q.Async(func() {
+			if a.wakeSent.CompareAndSwap(false, true) {
+				system.Root.Send(self, &writesDone{})
+			}
+		})
 	case *startMetadata:
+		a.handleReady()
+	case *writesDone:
+		a.wakeSent.Store(false)
 		a.handleReady()
 	case *tickMetadata:
 		if a.failed == nil {
@@ -146,6 +162,7 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 		m.reply(quorumStatus(a.q.Status(), a.n.MetadataHealth(), a.n))
 	case *actor.Stopping:
 		a.failAll(fmt.Errorf("%w: node stopping", ErrNodeFailed))
+		a.q.Close()
 	}
 }
 
@@ -253,8 +270,9 @@ func applyAll(img *metadata.Image, recs []metadata.Record) (*metadata.Image, err
 	return b.Image(), nil
 }
 
-// handleReady persists and applies what raft has ready, sends raft's
-// messages, reconciles the partition actors with a new image, publishes
+// handleReady moves the quorum on (quorum.Node.HandleReady: writes handed
+// to the writer, those done delivered, committed entries applied), sends
+// raft's messages, reconciles the partition actors with a new image, publishes
 // it, answers the proposals it settled and moves the duties on.
 func (a *metadataActor) handleReady() {
 	if a.failed != nil {
@@ -271,7 +289,11 @@ func (a *metadataActor) handleReady() {
 				a.fail(err)
 				return
 			}
-			a.cannotWrite(err)
+			if !a.q.Retrying() {
+				// (While a retry runs on the writer its outcome is not
+				// known yet: it is counted when it comes.)
+				a.cannotWrite(err)
+			}
 			writable = false
 			break
 		}

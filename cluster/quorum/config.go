@@ -76,7 +76,8 @@ func (c Config) Validate() error {
 }
 
 // raftConfig is the RawNode config: PreVote and CheckQuorum on, proposals
-// not forwarded (only the leader, the controller, proposes).
+// not forwarded (only the leader, the controller, proposes), storage
+// writes asynchronous (Node.HandleReady, writer.go).
 func (c Config) raftConfig(st *Storage, applied uint64) *raft.Config {
 	logger := c.Logger
 	if logger == nil {
@@ -94,6 +95,7 @@ func (c Config) raftConfig(st *Storage, applied uint64) *raft.Config {
 		CheckQuorum:               true,
 		PreVote:                   true,
 		DisableProposalForwarding: true,
+		AsyncStorageWrites:        true,
 		Logger:                    logger,
 	}
 }

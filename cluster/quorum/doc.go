@@ -51,28 +51,40 @@
 //     ErrApplyFailed, since every replica would reject it the same way.
 //     The done callback reports the entry's index once applied, or
 //     ErrProposalDropped once a leader change discarded it; re-propose then.
-//  5. After Tick, Step or Propose, call HandleReady until HasReady is false.
-//     It persists snapshot, entries and hard state (fsynced: raft's
-//     contract that nothing is sent or acknowledged before it is durable),
-//     then applies committed entries in log order and publishes the image
-//     once per Ready, then advances raft. Send the messages it returns
-//     (addressed by raft id: NodeIDOf); report failed sends with
-//     ReportUnreachable and snapshot deliveries with ReportSnapshot.
-//  6. Readers call Image from any goroutine; nothing else is safe for
+//  5. Call Async once with a wake function: the storage writes then run
+//     on a goroutine of the node's (raft's AsyncStorageWrites), so the
+//     caller never waits on an fsync; wake is called from that goroutine
+//     when a write finished. Without Async the writes are done inside
+//     HandleReady (tests, tools).
+//  6. After Tick, Step, Propose or a wake, call HandleReady until HasReady
+//     is false. It hands raft's storage writes (entries, hard state, a
+//     snapshot received) to the writer, which makes each durable (fsynced)
+//     in order, taking the writes queued meanwhile together; it delivers
+//     the messages raft held back for a write once it is durable (raft's
+//     contract: nothing is acknowledged before it is durable), applies
+//     committed entries in log order (entries durable here, committed by a
+//     quorum) and publishes the image once per Ready. Send the messages it
+//     returns (addressed by raft id: NodeIDOf); report failed sends with
+//     ReportUnreachable and snapshot deliveries with ReportSnapshot. Call
+//     Close when done.
+//  7. Readers call Image from any goroutine; nothing else is safe for
 //     concurrent use.
-//  7. An error from HandleReady that wraps ErrStorageUnavailable (a
-//     write failed: ENOSPC, EMFILE, EIO) is transient: the unpersisted
-//     Ready is kept, nothing of it is acknowledged, Propose and Step refuse
-//     (a voter that cannot write neither appends nor votes), and the caller
-//     calls HandleReady again after a backoff; that call recovers the
-//     storage (a log an fsync error failed is reopened from disk, cut to
-//     its durable prefix) and persists the kept Ready again. StorageErr
-//     says whether the node is stalled. Any other error (a corrupt log, an
-//     apply failure) is fatal: the node stops and every later call returns
-//     it. Restart the process; the log on disk is intact.
+//  8. An error from HandleReady that wraps ErrStorageUnavailable (a
+//     write failed: ENOSPC, EMFILE, EIO) is transient: the failed write and
+//     those after it wait, nothing of them is acknowledged, no new Ready is
+//     taken, Propose and Step refuse (a voter that cannot write neither
+//     appends nor votes), and the caller calls HandleReady again after a
+//     backoff; that call starts a retry (Retrying says one is under way),
+//     which recovers the storage (a log an fsync error failed is reopened
+//     from disk, cut to its durable prefix) and writes the waiting writes
+//     again. StorageErr says whether the node is stalled. Any other error
+//     (a corrupt log, an apply failure) is fatal: the node stops and every
+//     later call returns it. Restart the process; the log on disk is
+//     intact.
 //
 // Snapshots are taken every Config.SnapshotEntries applied entries, or on
-// demand with Node.Snapshot. A new leader proposes a
+// demand with Node.Snapshot; the writer writes them, in order with the
+// appends. A new leader proposes a
 // metadata.ControllerChangedRecord with its id and term as its first
 // proposal (KRaft's LeaderChangeMessage), which sets the image's controller.
 package quorum

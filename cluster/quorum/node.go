@@ -32,11 +32,10 @@ type Node struct {
 	announced   uint64      // the last term this node announced itself as controller in
 	pending     []*proposal // proposals not yet resolved, in proposal order
 	failed      error       // set once: a corrupt log or an apply failure; the node is stopped
-	// ready is the Ready taken from raft and not yet persisted: a write
-	// failed, and HandleReady persists it again before anything else.
-	ready *raft.Ready
-	// stalled is the storage error HandleReady last met, nil once a write
-	// succeeded again (StorageErr).
+	// w does the storage writes (writer.go).
+	w *writer
+	// stalled is the storage error HandleReady last met, nil once the
+	// writes that failed succeeded (StorageErr).
 	stalled error
 	// reads are the ConfirmLeadership calls waiting for raft's ReadIndex,
 	// by request number.
@@ -74,7 +73,7 @@ func NewNode(cfg Config, st *Storage) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
-	n := &Node{cfg: cfg, st: st, rn: rn, confState: cs, applied: idx, snapIndex: idx, startCommit: hs.GetCommit()}
+	n := &Node{cfg: cfg, st: st, rn: rn, w: newWriter(st), confState: cs, applied: idx, snapIndex: idx, startCommit: hs.GetCommit()}
 	n.image.Store(img)
 	if len(cfg.Voters) == 1 {
 		if err := rn.Campaign(); err != nil {
@@ -196,66 +195,141 @@ func (n *Node) Propose(records []metadata.Record, done func(index uint64, err er
 	return nil
 }
 
-// HasReady reports whether HandleReady has work: raft has a Ready, or a
-// write failed and is to be retried.
+// Async makes the node's storage writes asynchronous: from now on
+// HandleReady hands them to a goroutine of the node's and returns without
+// waiting for any fsync, and wake is called from that goroutine whenever a
+// write finished (or failed), after which the caller calls HandleReady
+// again (in its own goroutine, as always). Without Async every write is
+// done, fsynced, inside HandleReady. Call it once; the writes handed
+// after it are asynchronous. Close stops the goroutine.
+func (n *Node) Async(wake func()) { n.w.start(wake) }
+
+// Close stops the node's writer once the write under way is done. Writes
+// still queued are dropped: none of them was acknowledged. The node is
+// not used after.
+func (n *Node) Close() { n.w.close() }
+
+// HasReady reports whether HandleReady has work: raft has a Ready, a write
+// finished, or a failed write is to be retried.
 func (n *Node) HasReady() bool {
-	return n.failed == nil && (n.ready != nil || n.stalled != nil || n.rn.HasReady())
+	return n.failed == nil && (n.stalled != nil || n.w.pending() || n.rn.HasReady())
 }
 
-// HandleReady processes every pending raft Ready: it persists the snapshot,
-// entries and hard state (fsynced), applies committed entries in order and
-// publishes the new image, resolves proposals, advances raft, and returns
-// the messages to send to other nodes (none for a single voter). Call it
-// after Tick, Step and Propose.
+// Retrying reports whether a retry of a failed write is under way (Async):
+// HandleReady says ErrStorageUnavailable until its outcome is known.
+func (n *Node) Retrying() bool { return n.w.retrying() }
+
+// HandleReady moves raft on (raft's asynchronous storage writes, in order
+// of what it does): it takes the writes that became durable and delivers
+// what raft held back for them (its own acknowledgements to itself, votes
+// and appends answered to other nodes), then takes each Ready raft has:
+// its messages that need nothing durable are returned to send at once,
+// its storage writes (entries, hard state, a snapshot received) go to the
+// writer, its committed entries are applied in order and the new image
+// published, proposals resolved; a snapshot is taken when due. Nothing is
+// acknowledged before it is durable (raft's contract): the messages that
+// wait for a write are returned by the HandleReady after it finished.
+// Call it after Tick, Step and Propose, and (with Async) after each wake.
 //
 // A write that fails with an I/O error (ENOSPC, EMFILE, EIO) returns an
-// error wrapping ErrStorageUnavailable: the Ready is kept, not advanced,
-// and none of its messages is returned, so nothing it holds is
-// acknowledged before it is durable (raft's contract). Call HandleReady
-// again later (with backoff): it first recovers the storage (Storage.Recover
-// reopens a log an fsync error failed, cut to its durable prefix), then
-// persists the kept Ready again. Meanwhile Propose and Step refuse with
-// ErrStorageUnavailable; the messages returned with the error (of Readys
-// persisted before the failure) are still to be sent. Any other error (a
-// corrupt log, an apply failure) is fatal: the node stops.
+// error wrapping ErrStorageUnavailable: the failed write and those after
+// it wait, nothing of them is acknowledged, and no new Ready is taken.
+// Call HandleReady again later (with backoff): it recovers the storage
+// (Storage.Recover reopens a log an fsync error failed, cut to its durable
+// prefix), then writes the waiting writes again; with Async the retry runs
+// on the writer (Retrying) and its outcome comes with the next wake.
+// Meanwhile Propose and Step refuse with ErrStorageUnavailable; the
+// messages returned with the error (of writes done before the failure)
+// are still to be sent. Any other error (a corrupt log, an apply failure)
+// is fatal: the node stops.
 func (n *Node) HandleReady() ([]*pb.Message, error) {
 	if n.failed != nil {
 		return nil, n.failed
 	}
 	if n.stalled != nil {
-		if err := n.st.Recover(); err != nil {
-			return nil, n.storageFailed(err)
-		}
-		if n.ready == nil { // the failure was a snapshot's
-			if err := n.maybeSnapshot(); err != nil {
-				return nil, n.storageFailed(err)
-			}
-			n.stalled = nil
-		}
+		n.w.askRetry()
 	}
 	var out []*pb.Message
-	for n.ready != nil || n.rn.HasReady() {
-		if n.ready == nil {
-			rd := n.rn.Ready()
-			n.ready = &rd
+	for {
+		var err error
+		if out, err = n.collect(out); err != nil {
+			return out, err
 		}
-		rd := *n.ready
-		if err := n.persist(rd); err != nil {
-			return out, n.storageFailed(err)
+		if n.stalled != nil {
+			return out, fmt.Errorf("%w: %w", ErrStorageUnavailable, n.stalled)
 		}
-		n.ready, n.stalled = nil, nil
-		out = append(out, rd.Messages...)
+		if !n.rn.HasReady() {
+			if n.w.pending() {
+				continue
+			}
+			return out, nil
+		}
+		rd := n.rn.Ready()
 		n.confirmReads(rd.ReadStates)
-		if err := n.apply(rd); err != nil {
-			n.failed = err
-			return nil, err
+		for _, m := range rd.Messages {
+			switch m.GetTo() {
+			case raft.LocalAppendThread:
+				n.assignIndexes(m.GetEntries())
+				n.w.submit(writeJob{append: m})
+			case raft.LocalApplyThread:
+				if err := n.apply(m.GetEntries()); err != nil {
+					n.failed = err
+					return nil, err
+				}
+				n.stepLocal(m.GetResponses())
+			case RaftID(n.cfg.NodeID):
+				n.stepLocal([]*pb.Message{m})
+			default:
+				out = append(out, m)
+			}
 		}
-		n.rn.Advance(rd)
 		if err := n.afterAdvance(); err != nil {
 			return out, n.storageFailed(err)
 		}
 	}
+}
+
+// collect takes the writes that became durable: a snapshot received is
+// applied to the image, then the responses raft attached to each write
+// are delivered, to raft itself or (returned) to other nodes. A failed
+// write stalls the node (storageFailed).
+func (n *Node) collect(out []*pb.Message) ([]*pb.Message, error) {
+	done, werr := n.w.collect()
+	for _, j := range done {
+		m := j.append
+		if m == nil {
+			continue // a snapshot of our own
+		}
+		if snap := m.GetSnapshot(); snap != nil && !raft.IsEmptySnap(snap) && snap.GetMetadata().GetIndex() > n.applied {
+			if err := n.applySnapshot(snap); err != nil {
+				n.failed = err
+				return nil, err
+			}
+		}
+		for _, r := range m.GetResponses() {
+			if r.GetTo() == RaftID(n.cfg.NodeID) {
+				n.stepLocal([]*pb.Message{r})
+			} else {
+				out = append(out, r)
+			}
+		}
+	}
+	switch {
+	case werr != nil:
+		return out, n.storageFailed(werr)
+	case n.stalled != nil && !n.w.retrying():
+		n.stalled = nil // the retry wrote everything that had failed
+	}
 	return out, nil
+}
+
+// stepLocal hands raft the messages it addressed to itself or its storage
+// threads' answers. raft refuses none that it made itself but stale ones,
+// which it ignores.
+func (n *Node) stepLocal(ms []*pb.Message) {
+	for _, m := range ms {
+		_ = n.rn.Step(m)
+	}
 }
 
 // storageFailed records a failed write: a transient one stalls the node
@@ -272,33 +346,12 @@ func (n *Node) storageFailed(err error) error {
 	return fmt.Errorf("%w: %w", ErrStorageUnavailable, err)
 }
 
-// persist makes rd's snapshot, entries and hard state durable, in that
-// order, before any message of rd is sent. Entries go before the hard state
-// so that a crash between the two never leaves a commit index past the
-// durable log; such a crash loses at most a term and vote that no message
-// announced yet, since rd's messages are sent only after both are durable.
-func (n *Node) persist(rd raft.Ready) error {
-	if !raft.IsEmptySnap(rd.Snapshot) {
-		if err := n.st.ApplySnapshot(rd.Snapshot); err != nil {
-			return err
-		}
-	}
-	if err := n.st.Append(rd.Entries); err != nil {
-		return err
-	}
-	n.assignIndexes(rd.Entries)
-	if !raft.IsEmptyHardState(rd.HardState) && !proto.Equal(rd.HardState, n.st.HardState()) {
-		return n.st.SetHardState(rd.HardState)
-	}
-	return nil
-}
-
 // assignIndexes gives this node's pending proposals the indexes of the
 // entries raft made of them: a leader's own non-empty normal entries of a
 // term appear in the order they were proposed.
 func (n *Node) assignIndexes(ents []*pb.Entry) {
 	for _, e := range ents {
-		if e.GetType() != pb.EntryNormal || len(e.GetData()) == 0 || n.assigned(e) {
+		if e.GetType() != pb.EntryNormal || len(e.GetData()) == 0 {
 			continue
 		}
 		for _, p := range n.pending {
@@ -310,36 +363,29 @@ func (n *Node) assignIndexes(ents []*pb.Entry) {
 	}
 }
 
-// assigned reports whether a pending proposal has e's index and term
-// already (a Ready persisted again after a failed write).
-func (n *Node) assigned(e *pb.Entry) bool {
-	for _, p := range n.pending {
-		if p.index == e.GetIndex() && p.term == e.GetTerm() {
-			return true
-		}
+// applySnapshot restores the image from a snapshot received from the
+// leader (durable by now) and publishes it.
+func (n *Node) applySnapshot(snap *pb.Snapshot) error {
+	img, err := restoreImage(snap)
+	if err != nil {
+		return err
 	}
-	return false
+	meta := snap.GetMetadata()
+	n.image.Store(img)
+	n.confState = proto.Clone(meta.GetConfState()).(*pb.ConfState)
+	n.applied, n.snapIndex = meta.GetIndex(), meta.GetIndex()
+	n.resolveThrough(meta.GetIndex(), meta.GetTerm(), true)
+	return nil
 }
 
-// apply applies rd's snapshot and committed entries to a new image and
-// publishes it once.
-func (n *Node) apply(rd raft.Ready) error {
-	if !raft.IsEmptySnap(rd.Snapshot) {
-		img, err := restoreImage(rd.Snapshot)
-		if err != nil {
-			return err
-		}
-		meta := rd.Snapshot.GetMetadata()
-		n.image.Store(img)
-		n.confState = proto.Clone(meta.GetConfState()).(*pb.ConfState)
-		n.applied, n.snapIndex = meta.GetIndex(), meta.GetIndex()
-		n.resolveThrough(meta.GetIndex(), meta.GetTerm(), true)
-	}
-	if len(rd.CommittedEntries) == 0 {
+// apply applies committed entries (durable on this node) to a new image
+// and publishes it once.
+func (n *Node) apply(ents []*pb.Entry) error {
+	if len(ents) == 0 {
 		return nil
 	}
 	b := metadata.NewBuilder(n.image.Load())
-	for _, e := range rd.CommittedEntries {
+	for _, e := range ents {
 		if e.GetIndex() <= n.applied {
 			continue
 		}
@@ -495,9 +541,11 @@ func (n *Node) maybeSnapshot() error {
 	return nil
 }
 
-// Snapshot writes a snapshot of the applied image (a checkpoint file) and
-// compacts the log up to it. It does nothing when nothing was applied since
-// the last one.
+// Snapshot takes a snapshot of the applied image: a checkpoint file, then
+// the log compacted up to it. The write goes to the node's writer like any
+// other (without Async it is done before Snapshot returns); a failure
+// stalls the node as a failed append does. It does nothing when nothing
+// was applied since the last one.
 func (n *Node) Snapshot() error {
 	if n.failed != nil {
 		return n.failed
@@ -514,9 +562,8 @@ func (n *Node) Snapshot() error {
 	if err != nil {
 		return err
 	}
-	if _, err := n.st.CreateSnapshot(n.applied, n.confState, data); err != nil {
-		return err
-	}
+	cs := proto.Clone(n.confState).(*pb.ConfState)
+	n.w.submit(writeJob{snap: &snapshotJob{index: n.applied, cs: cs, data: data}})
 	n.snapIndex = n.applied
 	return nil
 }

@@ -49,8 +49,10 @@ type entryLoc struct {
 // partition leader epoch is the entry's term. See entryBatch.
 //
 // Every method that changes state (Append, SetHardState, ApplySnapshot,
-// CreateSnapshot, Compact) returns only once the change is durable. Storage
-// is safe for concurrent use.
+// CreateSnapshot) returns only once the change is durable. Raft's reads
+// are safe for concurrent use with the writes; the writes themselves come
+// from one goroutine at a time (the node's writer), and their fsyncs run
+// without holding up the reads.
 type Storage struct {
 	fs  log.FS
 	m   *log.Manager
@@ -318,20 +320,32 @@ func (s *Storage) Recover() error {
 // stored one replaces it and everything after it (log.TruncateTo), entries
 // a snapshot covers are skipped. It returns once the entries are fsynced.
 func (s *Storage) Append(entries []*pb.Entry) error {
+	end, err := s.write(entries)
+	if err != nil || end < 0 {
+		return err
+	}
+	return s.waitFlushed(end)
+}
+
+// write is Append without waiting for the fsync: it returns the log offset
+// to wait for with waitFlushed (-1 when nothing was written). Raft's reads
+// (Entries, Term) are not held up by the fsync: the lock is not held
+// while it runs.
+func (s *Storage) write(entries []*pb.Entry) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for len(entries) > 0 && entries[0].GetIndex() < s.first {
 		entries = entries[1:]
 	}
 	if len(entries) == 0 {
-		return nil
+		return -1, nil
 	}
 	first := entries[0].GetIndex()
 	if last := s.lastLocked(); first > last+1 {
-		return fmt.Errorf("quorum: append entry %d after last entry %d: gap", first, last)
+		return -1, fmt.Errorf("quorum: append entry %d after last entry %d: gap", first, last)
 	} else if first <= last {
 		if err := s.truncateLocked(first); err != nil {
-			return err
+			return -1, err
 		}
 	}
 	off := s.log.LogEndOffset()
@@ -340,18 +354,25 @@ func (s *Storage) Append(entries []*pb.Entry) error {
 	for _, e := range entries {
 		b, err := entryBatch(e, off)
 		if err != nil {
-			return err
+			return -1, err
 		}
 		locs = append(locs, entryLoc{offset: off, term: e.GetTerm()})
 		off = batch.LastOffset(b) + 1
 		buf = append(buf, b...)
 	}
 	if _, err := s.log.Append(buf, log.AppendOptions{}); err != nil {
-		return fmt.Errorf("quorum: append entries %d-%d: %w", first, first+uint64(len(entries))-1, err)
+		return -1, fmt.Errorf("quorum: append entries %d-%d: %w", first, first+uint64(len(entries))-1, err)
 	}
 	s.ents = append(s.ents, locs...)
-	if err := s.log.WaitFlushed(off); err != nil {
-		return fmt.Errorf("quorum: fsync entries %d-%d: %w", first, first+uint64(len(entries))-1, err)
+	return off, nil
+}
+
+// waitFlushed waits until the metadata log is durable up to end (an
+// offset write returned).
+func (s *Storage) waitFlushed(end int64) error {
+	l := s.Log()
+	if err := l.WaitFlushed(end); err != nil {
+		return fmt.Errorf("quorum: fsync metadata log up to offset %d: %w", end, err)
 	}
 	return nil
 }
@@ -367,13 +388,15 @@ func (s *Storage) truncateLocked(index uint64) error {
 }
 
 // SetHardState persists hs (term, vote, commit) in the quorum-state file,
-// atomically and fsynced.
+// atomically and fsynced. One goroutine at a time calls it.
 func (s *Storage) SetHardState(hs *pb.HardState) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	// One goroutine writes (the node's writer): the file is written
+	// without the lock, so raft's reads are not held up by its fsync.
 	if err := log.WriteFileAtomic(s.fs, filepath.Join(s.dir, quorumStateFile), encodeHardState(hs)); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.hs = proto.Clone(hs).(*pb.HardState)
 	return nil
 }
@@ -410,22 +433,36 @@ func (s *Storage) ApplySnapshot(snap *pb.Snapshot) error {
 // past index exists.
 func (s *Storage) CreateSnapshot(index uint64, cs *pb.ConfState, data []byte) (*pb.Snapshot, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if index <= s.snap.GetMetadata().GetIndex() {
+		s.mu.Unlock()
 		return nil, raft.ErrSnapOutOfDate
 	}
 	if index > s.lastLocked() {
-		return nil, fmt.Errorf("quorum: snapshot at %d past the last entry %d: %w", index, s.lastLocked(), raft.ErrUnavailable)
+		last := s.lastLocked()
+		s.mu.Unlock()
+		return nil, fmt.Errorf("quorum: snapshot at %d past the last entry %d: %w", index, last, raft.ErrUnavailable)
 	}
 	term := s.ents[index-s.first].term
+	s.mu.Unlock()
 	snap := &pb.Snapshot{
 		Data:     data,
 		Metadata: &pb.SnapshotMetadata{ConfState: proto.Clone(cs).(*pb.ConfState), Index: new(index), Term: new(term)},
 	}
-	if err := s.writeSnapshotLocked(snap); err != nil {
+	// The checkpoint file is written without the lock (one goroutine
+	// writes), so raft's reads are not held up by its fsync; the entries
+	// up to index are committed and stay as they are meanwhile.
+	name, err := s.writeCheckpoint(snap)
+	if err != nil {
 		return nil, err
 	}
-	return snap, s.compactLocked(index)
+	s.mu.Lock()
+	s.snap = snap
+	err = s.compactLocked(index)
+	s.mu.Unlock()
+	if err != nil {
+		return snap, err
+	}
+	return snap, s.removeOldCheckpoints(name)
 }
 
 // compactLocked discards entries up to and including index (covered by the
@@ -450,16 +487,26 @@ func (s *Storage) compactLocked(index uint64) error {
 // writeSnapshotLocked writes snap's checkpoint file durably, makes it the
 // current snapshot and removes older checkpoint files.
 func (s *Storage) writeSnapshotLocked(snap *pb.Snapshot) error {
-	content, err := encodeCheckpoint(snap)
+	name, err := s.writeCheckpoint(snap)
 	if err != nil {
-		return err
-	}
-	name := checkpointName(snap.GetMetadata().GetIndex(), snap.GetMetadata().GetTerm())
-	if err := log.WriteFileAtomic(s.fs, filepath.Join(s.dir, name), content); err != nil {
 		return err
 	}
 	s.snap = snap
 	return s.removeOldCheckpoints(name)
+}
+
+// writeCheckpoint writes snap's checkpoint file durably and returns its
+// name.
+func (s *Storage) writeCheckpoint(snap *pb.Snapshot) (string, error) {
+	content, err := encodeCheckpoint(snap)
+	if err != nil {
+		return "", err
+	}
+	name := checkpointName(snap.GetMetadata().GetIndex(), snap.GetMetadata().GetTerm())
+	if err := log.WriteFileAtomic(s.fs, filepath.Join(s.dir, name), content); err != nil {
+		return "", err
+	}
+	return name, nil
 }
 
 // removeOldCheckpoints deletes every checkpoint file but keep, and leftover

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -139,5 +140,66 @@ func TestMetadataWritesResumeAfterDiskFull(t *testing.T) {
 	createOneTopic(ctx, t, cl, "after")
 	if got := out.count("metadata quorum writes again"); got != 1 {
 		t.Fatalf("%d log lines about the recovery, want 1", got)
+	}
+}
+
+// TestMetadataActorAnswersWhileFsyncBlocks blocks every fsync of the
+// metadata log: a CreateTopics waits for its entry to be durable, and
+// meanwhile the metadata actor still answers (DescribeQuorum goes through
+// its mailbox), since the quorum's writes run off it. Once the fsync
+// completes the topic is created.
+func TestMetadataActorAnswersWhileFsyncBlocks(t *testing.T) {
+	mem := log.NewMemFS()
+	var mu sync.Mutex
+	block := false
+	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	var waiting atomic.Int32
+	mem.SetFaults(func(op, path string) error {
+		mu.Lock()
+		b := block
+		mu.Unlock()
+		if b && op == "sync" && strings.Contains(path, "__cluster_metadata") {
+			waiting.Add(1)
+			<-release
+		}
+		return nil
+	})
+	n, sys := startTestNode(t, map[string]string{"log.dirs": "/data", "listeners": "PLAINTEXT://127.0.0.1:0"}, mem)
+	defer stopNode(t, n, sys)
+	defer unblock()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	createOneTopic(ctx, t, cl, "before")
+
+	mu.Lock()
+	block = true
+	mu.Unlock()
+	created := make(chan int16, 1)
+	go func() {
+		code, _ := createTopicCode(ctx, t, cl, "slow-disk", 30000)
+		created <- code
+	}()
+	waitFor(ctx, t, "a metadata fsync to block", func() bool { return waiting.Load() > 0 })
+	for range 5 {
+		qctx, qcancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := n.DescribeQuorum(qctx)
+		qcancel()
+		if err != nil {
+			t.Fatalf("DescribeQuorum while the metadata fsync blocks: %v", err)
+		}
+	}
+	if _, ok := n.Image().Topic("slow-disk"); ok {
+		t.Fatal("the topic was applied before its entry was durable")
+	}
+	unblock()
+	if code := <-created; code != 0 {
+		t.Fatalf("create after the fsync completed: %v", kerr.ErrorForCode(code))
 	}
 }

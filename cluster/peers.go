@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"syscall"
 	"time"
 
@@ -173,7 +174,48 @@ func (a *metadataActor) onMember(e membership.Event) {
 			s.MemberFailed(id, a.nowMs())
 		}
 		a.probeGone(id)
+		a.leaderGone(id)
 	}
+}
+
+// leaderGone takes gossip's word that the quorum leader's process failed
+// or left as a hint to raft (quorum.Node.LeaderGone): the voters forget it
+// and the first surviving voter in id order campaigns at once, so a new
+// controller is elected a few round trips after gossip's verdict rather
+// than after raft's election timeout. The hint moves no fact: a wrong one
+// costs an election.
+func (a *metadataActor) leaderGone(id int32) {
+	if a.q.Leader() != id || !slices.Contains(a.n.voters, id) || !slices.Contains(a.n.voters, a.n.id) {
+		return
+	}
+	campaign := a.firstLiveVoter(id) == a.n.id
+	taken, err := a.q.LeaderGone(id, campaign)
+	if err != nil {
+		a.log.Warn("quorum leader gone: hint not taken", "leader", id, "err", err)
+		return
+	}
+	if taken {
+		a.log.Info("gossip says the quorum leader is gone: electing a new one now", "leader", id, "campaign", campaign)
+		a.handleReady()
+	}
+}
+
+// firstLiveVoter returns the lowest voter id, other than except, that is
+// this node or has a live process in the address book; -1 if none.
+func (a *metadataActor) firstLiveVoter(except int32) int32 {
+	voters := slices.Sorted(slices.Values(a.n.voters))
+	for _, v := range voters {
+		if v == except {
+			continue
+		}
+		if v == a.n.id {
+			return v
+		}
+		if _, ok := a.peers.active(v); ok {
+			return v
+		}
+	}
+	return -1
 }
 
 // processGone reports a refused connection to node's listener after

@@ -80,6 +80,9 @@ type metadataActor struct {
 	ready bool
 	// wakeSent is set while a writesDone is on its way to the actor.
 	wakeSent atomic.Bool
+	// watches hold a connection to every other broker (peer_watch.go);
+	// nil for a single node without gossip.
+	watches *peerWatches
 	// incarnation identifies this process in its registration.
 	incarnation metadata.UUID
 }
@@ -111,6 +114,11 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 				system.Root.Send(self, &writesDone{})
 			}
 		})
+		if a.n.clustered {
+			a.watches = newPeerWatches(a.n.id, func(node int32) {
+				system.Root.Send(self, &processGone{node: node, watched: true})
+			})
+		}
 	case *startMetadata:
 		a.handleReady()
 	case *writesDone:
@@ -152,8 +160,14 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 		a.onMember(m.event)
 	case *processGone:
 		if s := a.controller.Sessions; s != nil {
-			a.log.Info("a failed node's listener refuses connections: its process is gone", "node", m.node, "controller", a.q.IsLeader())
+			why := "gossip says it failed"
+			if m.watched {
+				why = "its connection closed"
+			}
+			a.log.Info("a node's listener refuses connections: its process is gone", "node", m.node, "after", why, "controller", a.q.IsLeader())
 			s.ProcessGone(m.node, a.nowMs())
+			a.leaderGone(m.node)
+			a.handleReady() // the controller fences now, not at the next tick
 		}
 	case *shutdownStarted:
 		a.duty.shuttingDown = true
@@ -163,6 +177,9 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		a.failAll(fmt.Errorf("%w: node stopping", ErrNodeFailed))
 		a.q.Close()
+		if a.watches != nil {
+			a.watches.stopAll()
+		}
 	}
 }
 
@@ -312,6 +329,9 @@ func (a *metadataActor) handleReady() {
 			a.straysRemoved = true
 		}
 		a.n.replicas.reconcile(img)
+		if a.watches != nil {
+			a.watches.sync(img)
+		}
 		a.n.groups.topicsDeleted(a.applied, img)
 		a.applied = img
 		a.n.image.Store(img)

@@ -219,8 +219,12 @@ func (a *metadataActor) firstLiveVoter(except int32) int32 {
 }
 
 // processGone reports a refused connection to node's listener after
-// gossip said it failed (probeGone).
-type processGone struct{ node int32 }
+// gossip said it failed (probeGone), or after the connection a peer watch
+// held to it closed (watched; peer_watch.go).
+type processGone struct {
+	node    int32
+	watched bool
+}
 
 // probeGone checks, off the actor, whether a node gossip declared failed
 // has lost its process: a connection to its Kafka listener that is

@@ -94,16 +94,14 @@ func (s *Sessions) MemberFailed(node int32, nowMs int64) {
 	}
 }
 
-// ProcessGone records, at nowMs, evidence that node's process is gone:
-// after memberlist's hint, a connection to its listener was refused (the
-// kernel resets connections to a port no process listens on; a frozen
-// process's port still accepts, a cut-off one's does not answer). A gone
-// process holds no lease, so the session expires at once unless a
-// heartbeat arrives after the evidence.
+// ProcessGone records, at nowMs, evidence that node's process is gone: a
+// connection to its listener was refused (the kernel resets connections
+// to a port no process listens on; a frozen process's port still accepts,
+// a cut-off one's does not answer), after memberlist's hint or after a
+// connection to it closed. A gone process holds no lease, so the session
+// expires at once unless a heartbeat arrives after the evidence.
 func (s *Sessions) ProcessGone(node int32, nowMs int64) {
-	if _, ok := s.failed[node]; ok {
-		s.gone[node] = nowMs
-	}
+	s.gone[node] = nowMs
 }
 
 // MemberAlive is memberlist's hint that node is alive (it joined, or

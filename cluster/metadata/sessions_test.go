@@ -65,14 +65,16 @@ func TestSessionsExpired(t *testing.T) {
 			want: map[int32]int64{2: 2250}},
 		{name: "process gone after the hint: at once", stops: map[int32]int64{2: 1000}, hints: map[int32]int64{2: 1100},
 			gone: map[int32]int64{2: 1150}, want: map[int32]int64{2: 1150}},
-		{name: "evidence without a hint is ignored", stops: map[int32]int64{2: 1000}, gone: map[int32]int64{2: 1150},
-			want: map[int32]int64{2: 2250}},
-		{name: "a heartbeat after the evidence outweighs it", hints: map[int32]int64{3: 500}, gone: map[int32]int64{3: 450},
-			want: map[int32]int64{}},
+		{name: "evidence without a hint (a watched connection closed): at once", stops: map[int32]int64{2: 1000}, gone: map[int32]int64{2: 1150},
+			want: map[int32]int64{2: 1150}},
+		{name: "evidence fences a heartbeating broker at once (a refused dial means no process listens)",
+			hints: map[int32]int64{3: 500}, gone: map[int32]int64{3: 450}, want: map[int32]int64{3: 450}},
 		{name: "false hint: the node keeps heartbeating", hints: map[int32]int64{1: 400, 3: 100},
 			want: map[int32]int64{}},
-		{name: "hint withdrawn", stops: map[int32]int64{2: 1000}, hints: map[int32]int64{2: 1100}, alive: map[int32]int64{2: 1200},
-			gone: map[int32]int64{2: 1250}, want: map[int32]int64{2: 2250}},
+		{name: "hint withdrawn, with the evidence before it", stops: map[int32]int64{2: 1000}, hints: map[int32]int64{2: 1100},
+			gone: map[int32]int64{2: 1150}, alive: map[int32]int64{2: 1150}, want: map[int32]int64{2: 2250}},
+		{name: "evidence after an alive hint counts", stops: map[int32]int64{2: 1000}, hints: map[int32]int64{2: 1100},
+			alive: map[int32]int64{2: 1200}, gone: map[int32]int64{2: 1250}, want: map[int32]int64{2: 1250}},
 		{name: "two brokers", stops: map[int32]int64{1: 300, 3: 3000}, hints: map[int32]int64{3: 3100}, gone: map[int32]int64{3: 3200},
 			want: map[int32]int64{1: 1750, 3: 3200}},
 	} {
@@ -110,6 +112,11 @@ func TestSessionsLive(t *testing.T) {
 	if s.Live(1, 10, 300) {
 		t.Error("a session outlived the evidence that its process is gone")
 	}
+	s.Heartbeat(1, 10, 310)
+	if !s.Live(1, 10, 320) {
+		t.Error("a heartbeat after the evidence did not outweigh it")
+	}
+	s.ProcessGone(1, 400)
 	s.MemberAlive(1)
 	if !s.Live(1, 10, 700) {
 		t.Error("an alive hint withdraws the failure hint and the evidence")

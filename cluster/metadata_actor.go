@@ -118,6 +118,7 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 			a.watches = newPeerWatches(a.n.id, func(node int32) {
 				system.Root.Send(self, &processGone{node: node, watched: true})
 			})
+			a.n.watches.Store(a.watches)
 		}
 	case *startMetadata:
 		a.handleReady()

@@ -71,6 +71,9 @@ type Node struct {
 	// leaseFrom is when the last heartbeat the controller answered was
 	// sent, as time since born (monotonic); see LeaseValid.
 	leaseFrom atomic.Int64
+	// watches are the metadata actor's peer watches (peer_watch.go), nil
+	// until it started or for a single node.
+	watches atomic.Pointer[peerWatches]
 	// quorumLeader is the metadata quorum's leader as the metadata actor
 	// last saw it (-1: none known).
 	quorumLeader atomic.Int32
@@ -473,3 +476,13 @@ func (b *nodeBroker) ProducerID(ctx context.Context) (int64, error) {
 }
 func (b *nodeBroker) GroupCoordinators() *group.Coordinators { return b.groups.groups }
 func (b *nodeBroker) LeaseValid() bool                       { return (*Node)(b).LeaseValid() }
+func (b *nodeBroker) PeerDown(node int32) bool                { return (*Node)(b).PeerDown(node) }
+
+// PeerDown reports whether this node's connection to node's Kafka listener
+// ended and none could be made since (peerWatches.Down): a hint that its
+// process may be gone, before the quorum says so. Always false for a
+// single node.
+func (n *Node) PeerDown(node int32) bool {
+	w := n.watches.Load()
+	return w != nil && w.Down(node)
+}

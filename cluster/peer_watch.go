@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"net"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,8 +33,10 @@ const (
 // their sessions run out as designed. The metadata actor owns it (not
 // safe for concurrent use); each watch runs on a goroutine of its own.
 type peerWatches struct {
-	self    int32
-	report  func(node int32) // called from a watch's goroutine
+	self   int32
+	report func(node int32) // called from a watch's goroutine
+
+	mu      sync.Mutex // guards watches: Down is asked from any goroutine
 	watches map[int32]*peerWatch
 }
 
@@ -41,6 +45,9 @@ type peerWatch struct {
 	addr  string
 	epoch int64
 	stop  chan struct{}
+	// down is set from the moment the held connection ended until a
+	// dial succeeds again.
+	down atomic.Bool
 }
 
 func newPeerWatches(self int32, report func(node int32)) *peerWatches {
@@ -51,6 +58,8 @@ func newPeerWatches(self int32, report func(node int32)) *peerWatches {
 // this node, restarted when its registration (epoch or address) changes,
 // stopped when it is fenced or gone.
 func (p *peerWatches) sync(img *metadata.Image) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	want := map[int32]metadata.Broker{}
 	for _, br := range img.Brokers() {
 		if br.NodeID != p.self && !br.Fenced && br.Port > 0 {
@@ -73,8 +82,22 @@ func (p *peerWatches) sync(img *metadata.Image) {
 	}
 }
 
+// Down reports whether the connection held to node's listener ended and
+// no new one could be made since: its process may be gone, and the quorum
+// has not said so yet (the refused dial that is the evidence comes within
+// a round trip if so). A hint only: Metadata answers wait on it for an
+// election, never longer than they wait for one anyway.
+func (p *peerWatches) Down(node int32) bool {
+	p.mu.Lock()
+	w := p.watches[node]
+	p.mu.Unlock()
+	return w != nil && w.down.Load()
+}
+
 // stopAll stops every watch.
 func (p *peerWatches) stopAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for node, w := range p.watches {
 		close(w.stop)
 		delete(p.watches, node)
@@ -111,8 +134,10 @@ func (w *peerWatch) run(node int32, report func(int32)) {
 			}
 			continue
 		}
+		w.down.Store(false)
 		made := time.Now()
 		w.hold(conn)
+		w.down.Store(true)
 		if w.stopped() {
 			return
 		}

@@ -69,7 +69,7 @@ func (h *BrokerHandler) handleMetadata(ctx context.Context, req *Request) Respon
 	img := h.broker.Image()
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
-		if electing(img, nil) {
+		if electing(img, nil, h.broker.PeerDown) {
 			return Defer(func(ctx context.Context) Response {
 				return Reply(h.metadataResponse(r, h.awaitElections(ctx, nil), true, nil, nil))
 			})
@@ -83,7 +83,7 @@ func (h *BrokerHandler) handleMetadata(ctx context.Context, req *Request) Respon
 	}
 	missing := h.autoCreatable(r, img, queries)
 	if len(missing) == 0 {
-		if electing(img, queries) {
+		if electing(img, queries, h.broker.PeerDown) {
 			return Defer(func(ctx context.Context) Response {
 				return Reply(h.metadataResponse(r, h.awaitElections(ctx, queries), false, queries, nil))
 			})

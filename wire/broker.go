@@ -57,6 +57,11 @@ type Broker interface {
 	// produce requests NOT_LEADER_OR_FOLLOWER, so that a paused or cut-off
 	// node stops acknowledging writes by itself.
 	LeaseValid() bool
+	// PeerDown reports whether this node just lost its connection to
+	// node's listener and could not connect again: a hint that the
+	// process may be gone before the metadata says so. Metadata waits on
+	// it as on an election (metadata_elections.go); nothing else does.
+	PeerDown(node int32) bool
 	// DescribeQuorum returns the metadata quorum's status as the node's
 	// quorum driver last saw it (55_describequorum.go). It waits for the
 	// metadata actor, at most until ctx ends.

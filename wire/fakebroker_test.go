@@ -137,6 +137,8 @@ func (b *fakeBroker) GroupCoordinators() *group.Coordinators { return b.groups }
 
 func (b *fakeBroker) LeaseValid() bool { return true }
 
+func (b *fakeBroker) PeerDown(int32) bool { return false }
+
 func (b *fakeBroker) apply(recs ...metadata.Record) {
 	bl := metadata.NewBuilder(b.img)
 	off := b.img.Offset() + 1

@@ -20,12 +20,21 @@ const (
 )
 
 // electing reports whether a partition of the queried topics (every topic
-// when queries is nil) is leaderless with an eligible ISR member.
-func electing(img *metadata.Image, queries []metadataQuery) bool {
+// when queries is nil) is leaderless with an eligible ISR member, or led
+// by a node whose process this node just saw go (down: its connection to
+// the node's listener ended, and the controller fences it within a round
+// trip if it is gone, see cluster's peer watches), so that an election is
+// about to start: answering the dead leader would send a client that asks
+// at once (franz-go after a reset connection) to wait its whole metadata
+// age before it asks again.
+func electing(img *metadata.Image, queries []metadataQuery, down func(int32) bool) bool {
 	check := func(t *metadata.Topic) bool {
 		for i := range t.NumPartitions() {
 			p, _ := t.Partition(i)
 			if !p.HasLeader() && eligibleLeft(img, p) {
+				return true
+			}
+			if p.HasLeader() && down(p.Leader) {
 				return true
 			}
 		}
@@ -74,7 +83,7 @@ func (h *BrokerHandler) awaitElections(ctx context.Context, queries []metadataQu
 	defer t.Stop()
 	for {
 		img := h.broker.Image()
-		if !electing(img, queries) {
+		if !electing(img, queries, h.broker.PeerDown) {
 			return img
 		}
 		select {

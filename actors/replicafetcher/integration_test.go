@@ -66,7 +66,7 @@ func (b *leaderBroker) ProducerID(context.Context) (int64, error) {
 }
 func (b *leaderBroker) GroupCoordinators() *group.Coordinators { return nil }
 func (b *leaderBroker) LeaseValid() bool                       { return true }
-func (b *leaderBroker) PeerDown(int32) bool                     { return false }
+func (b *leaderBroker) PeerDown(int32) bool                    { return false }
 func (b *leaderBroker) DescribeQuorum(context.Context) (wire.QuorumStatus, error) {
 	return wire.QuorumStatus{}, errors.New("leaderBroker: no quorum")
 }

@@ -66,10 +66,12 @@ func notDecided() APIError {
 
 // electLeaders decides an ElectLeadersRequest (see its result's codes).
 // Unclean proposals take unclean.leader.election.enable from the topic's
-// override, else the controller's broker config.
+// override, else the controller's broker config; the ELR rules take
+// min.insync.replicas likewise.
 func (c *Controller) electLeaders(img *Image, r *ElectLeadersRequest) (*ElectLeadersResult, []Record) {
 	res := &ElectLeadersResult{Errors: make([]APIError, len(r.Proposals))}
 	uncleanDefault := c.Config.Bool("unclean.leader.election.enable")
+	minISR := c.minISRDefault()
 	b := NewBuilder(img)
 	off := max(img.Offset(), 0)
 	var recs []Record
@@ -81,7 +83,7 @@ func (c *Controller) electLeaders(img *Image, r *ElectLeadersRequest) (*ElectLea
 			continue
 		}
 		// b.img is the image plus the records of the proposals before.
-		rec, err := electLeader(&b.img, prop, uncleanDefault)
+		rec, err := electLeader(&b.img, prop, uncleanDefault, minISR)
 		if err == nil && !budget.Add([]Record{rec}) {
 			full = true
 			res.Errors[i] = notDecided()

@@ -8,8 +8,9 @@ import (
 )
 
 // A Metadata request that finds a partition leaderless while an election
-// is under way (some ISR member is unfenced, so one will win within a few
-// hundred milliseconds) waits for the election, up to electionWait,
+// is under way (a clean candidate is unfenced: an ISR member, or an
+// eligible leader replica or last known one once the ISR is empty, so one
+// will win within a few hundred milliseconds) waits for the election, up to electionWait,
 // rather than answering LEADER_NOT_AVAILABLE at once: clients at their
 // defaults wait long before they ask again after that answer (franz-go
 // several seconds), so the wait shortens their stall (docs/DESIGN.md
@@ -20,7 +21,7 @@ const (
 )
 
 // electing reports whether a partition of the queried topics (every topic
-// when queries is nil) is leaderless with an eligible ISR member.
+// when queries is nil) is leaderless with a clean candidate unfenced.
 func electing(img *metadata.Image, queries []metadataQuery) bool {
 	check := func(t *metadata.Topic) bool {
 		for i := range t.NumPartitions() {
@@ -54,15 +55,12 @@ func electing(img *metadata.Image, queries []metadataQuery) bool {
 	return false
 }
 
-// eligibleLeft reports whether an ISR member of p is registered and
-// unfenced, so that an election can succeed.
+// eligibleLeft reports whether p has a candidate for a clean election
+// (metadata.Candidates without unclean elections, which wait a second
+// anyway), so that an election can succeed.
 func eligibleLeft(img *metadata.Image, p metadata.Partition) bool {
-	for _, id := range p.ISR {
-		if br, ok := img.Broker(id); ok && !br.Fenced {
-			return true
-		}
-	}
-	return false
+	kind, _ := metadata.Candidates(img, p, false)
+	return kind != metadata.NoElection
 }
 
 // awaitElections returns the first image in which no queried partition

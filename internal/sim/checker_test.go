@@ -55,9 +55,9 @@ type checker struct {
 	verified []int
 	// Figures for the run's summary: elections won from the ELR and from
 	// the last known ELR are counted as the committed images show them.
-	fencedAcksAll, leaderships int
+	fencedAcksAll, leaderships       int
 	elrElections, lastKnownElections int
-	ending                     bool
+	ending                           bool
 }
 
 // storedBatch is a batch as stored at base (the exact bytes), and by whom.

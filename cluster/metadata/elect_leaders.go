@@ -27,8 +27,9 @@ type ElectLeadersRequest struct {
 //     image if the partition is still leaderless there;
 //   - REQUEST_TIMED_OUT (retriable): not decided: past the bounds of one
 //     operation (OpBudget), or the batch did not apply; propose again;
-//   - INELIGIBLE_REPLICA: the candidate may not lead (fenced, outside the
-//     ISR, an unclean election not allowed or not needed);
+//   - INELIGIBLE_REPLICA: the candidate may not lead (fenced, not a
+//     candidate of the first election the partition is open to, an
+//     unclean election not allowed or not needed: Candidates);
 //   - STALE_BROKER_EPOCH, BROKER_ID_NOT_REGISTERED: the candidate's
 //     registration is not the current one;
 //   - UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION: no such topic id, or

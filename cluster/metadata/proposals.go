@@ -140,8 +140,9 @@ type LeaderProposal struct {
 	// PartitionEpoch is the epoch of the leaderless partition it saw.
 	PartitionEpoch int32
 	// Unclean asks for an unclean election: the candidate may be a
-	// replica outside the ISR (see ElectLeader). A candidate in the ISR is
-	// elected cleanly whatever Unclean says. The field was appended: an
+	// replica outside the ISR and the ELR (see ElectLeader). A candidate
+	// of a clean election (ISR, ELR, last known ELR: Candidates) is
+	// elected as such whatever Unclean says. The field was appended: an
 	// encoding without it decodes with Unclean false.
 	Unclean bool
 }

@@ -154,6 +154,7 @@ func (a *metadataActor) register() {
 	req := &metadata.RegisterBrokerRequest{
 		NodeID: a.n.id, IncarnationID: a.incarnation,
 		Host: a.n.advertisedHost, Port: a.n.advertisedPort, Rack: a.n.rack,
+		PreviousBrokerEpoch: a.n.previousEpoch,
 	}
 	if a.remote != nil {
 		req.ActorAddress = a.remote.Address()

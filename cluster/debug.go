@@ -22,8 +22,8 @@ func (n *Node) ReplicationState() string {
 				continue
 			}
 			st := c.Status()
-			fmt.Fprintf(&b, "  %s-%d: image leader %d epoch %d/%d ISR %v; replica %s leader %d epoch %d/%d leo %d hw %d ISR %v\n",
-				t.Name(), i, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.ISR, st.Role, st.Leader, st.LeaderEpoch, st.PartitionEpoch,
+			fmt.Fprintf(&b, "  %s-%d: image leader %d epoch %d/%d ISR %v ELR %v last known ELR %v; replica %s leader %d epoch %d/%d leo %d hw %d ISR %v\n",
+				t.Name(), i, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.ISR, p.ELR, p.LastKnownELR, st.Role, st.Leader, st.LeaderEpoch, st.PartitionEpoch,
 				st.LogEndOffset, st.HighWatermark, st.ISR)
 		}
 	}

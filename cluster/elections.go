@@ -5,14 +5,17 @@ import (
 )
 
 // elector decides which leaderless partitions this node proposes itself
-// for, and when (docs/DESIGN.md "Leader election"). The eligible replicas
-// of a partition (unfenced ISR members) propose in preference order: the
-// first at once, the next staggerTicks later, and so on, so that the
-// preferred replica usually wins and leadership stays balanced; all keep
-// proposing until the image shows a leader, since a proposal may be lost.
-// With unclean.leader.election.enable and no eligible ISR member, an
-// unfenced replica outside the ISR proposes an unclean election after
-// uncleanTicks. It reads no clock: time is the metadata actor's tick.
+// for, and when (docs/DESIGN.md "Leader election"). A partition's
+// candidates are those of the first election it is open to
+// (metadata.Candidates: unfenced ISR members; once none is left, unfenced
+// eligible leader replicas, KIP-966; once ISR and ELR are empty, the last
+// known ELR; with unclean.leader.election.enable, any unfenced replica).
+// They propose in preference order: the first at once, the next
+// staggerTicks later, and so on, so that the preferred replica usually
+// wins and leadership stays balanced; all keep proposing until the image
+// shows a leader, since a proposal may be lost. An unclean candidate waits
+// uncleanTicks more, so that a clean one coming back wins. It reads no
+// clock: time is the metadata actor's tick.
 type elector struct {
 	// since is the tick each leaderless partition this node may lead was
 	// first seen leaderless.
@@ -41,21 +44,17 @@ func (e *elector) proposals(img *metadata.Image, node int32, epoch int64, tick i
 			if p.HasLeader() || !p.IsReplica(node) {
 				continue
 			}
-			rank, inISR := candidateRank(img, p, node)
-			isUnclean := false
-			if rank < 0 {
+			kind, rank := candidateRank(img, p, node, false)
+			if kind == metadata.NoElection {
 				if !checked {
 					allowUnclean, checked = unclean(t), true
 				}
-				if !allowUnclean || inISR {
+				if !allowUnclean {
 					continue
 				}
-				// No eligible ISR member is left: rank among the unfenced
-				// out-of-sync replicas.
-				if rank = uncleanRank(img, p, node); rank < 0 {
+				if kind, rank = candidateRank(img, p, node, true); kind != metadata.ElectUnclean {
 					continue
 				}
-				isUnclean = true
 			}
 			k := replicaKey{t.ID(), i}
 			seen[k] = true
@@ -65,7 +64,7 @@ func (e *elector) proposals(img *metadata.Image, node int32, epoch int64, tick i
 				e.since[k] = tick
 			}
 			wait := int64(rank) * e.staggerTicks
-			if isUnclean {
+			if kind == metadata.ElectUnclean {
 				wait += e.uncleanTicks
 			}
 			if tick-first < wait || len(out) >= e.maxProposals {
@@ -73,7 +72,7 @@ func (e *elector) proposals(img *metadata.Image, node int32, epoch int64, tick i
 			}
 			out = append(out, metadata.LeaderProposal{
 				TopicID: t.ID(), Partition: i, Candidate: node, BrokerEpoch: epoch,
-				PartitionEpoch: p.PartitionEpoch, Unclean: isUnclean,
+				PartitionEpoch: p.PartitionEpoch, Unclean: kind == metadata.ElectUnclean,
 			})
 		}
 	}
@@ -86,15 +85,16 @@ func (e *elector) proposals(img *metadata.Image, node int32, epoch int64, tick i
 }
 
 // waiting reports whether this node is the preferred candidate (rank 0)
-// of a leaderless partition: a node is not ready while one is left.
+// of a leaderless partition's clean election: a node is not ready while
+// one is left.
 func (e *elector) waiting(img *metadata.Image, node int32) bool {
 	for _, t := range img.Topics() {
 		for i := range t.NumPartitions() {
 			p, _ := t.Partition(i)
-			if p.HasLeader() || !p.InISR(node) {
+			if p.HasLeader() || !p.IsReplica(node) {
 				continue
 			}
-			if rank, _ := candidateRank(img, p, node); rank == 0 {
+			if kind, rank := candidateRank(img, p, node, false); kind != metadata.NoElection && rank == 0 {
 				return true
 			}
 		}
@@ -102,42 +102,15 @@ func (e *elector) waiting(img *metadata.Image, node int32) bool {
 	return false
 }
 
-// candidateRank is node's place among p's eligible replicas (unfenced,
-// registered ISR members in assignment order), -1 if it is not one;
-// inISR tells whether any ISR member is eligible.
-func candidateRank(img *metadata.Image, p metadata.Partition, node int32) (rank int, anyEligible bool) {
-	rank = -1
-	n := 0
-	for _, r := range p.Replicas {
-		if !p.InISR(r) || !unfenced(img, r) {
-			continue
+// candidateRank is the election p is open to and node's place among its
+// candidates, or NoElection and -1 if node is not one of them (unclean:
+// unclean.leader.election.enable).
+func candidateRank(img *metadata.Image, p metadata.Partition, node int32, unclean bool) (metadata.Election, int) {
+	kind, cands := metadata.Candidates(img, p, unclean)
+	for i, c := range cands {
+		if c == node {
+			return kind, i
 		}
-		if r == node {
-			rank = n
-		}
-		n++
 	}
-	return rank, n > 0
-}
-
-// uncleanRank is node's place among p's unfenced replicas outside the
-// ISR, in assignment order, -1 if it is not one.
-func uncleanRank(img *metadata.Image, p metadata.Partition, node int32) int {
-	n := 0
-	for _, r := range p.Replicas {
-		if p.InISR(r) || !unfenced(img, r) {
-			continue
-		}
-		if r == node {
-			return n
-		}
-		n++
-	}
-	return -1
-}
-
-// unfenced reports whether node is registered and unfenced in img.
-func unfenced(img *metadata.Image, node int32) bool {
-	b, ok := img.Broker(node)
-	return ok && !b.Fenced
+	return metadata.NoElection, -1
 }

@@ -45,7 +45,11 @@ type Node struct {
 
 	image       atomic.Pointer[metadata.Image]
 	brokerEpoch atomic.Int64
-	health      atomic.Pointer[MetadataHealth]
+	// previousEpoch is the broker epoch of this node's previous process if
+	// it shut down cleanly, else -1 (RegisterBrokerRequest's
+	// PreviousBrokerEpoch; clean_shutdown.go).
+	previousEpoch int64
+	health        atomic.Pointer[MetadataHealth]
 
 	readyOnce sync.Once
 	ready     chan error
@@ -153,6 +157,9 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("cluster: open data directory: %w", err)
 	}
 	undo = append(undo, func() { _ = n.logs.Close() })
+	if n.previousEpoch, err = takePreviousEpoch(cfg.FS, dir, n.logs.CleanShutdown()); err != nil {
+		return nil, err
+	}
 	if err := n.planCluster(); err != nil {
 		return nil, err
 	}
@@ -352,6 +359,9 @@ func (n *Node) Stop() error {
 		n.replicas.stopAll()
 		if n.remote != nil {
 			n.remote.Stop()
+		}
+		if err := recordEpoch(n.cfg.FS, n.logs.Dir(), n.brokerEpoch.Load()); err != nil {
+			errs = append(errs, err)
 		}
 		if err := n.logs.Close(); err != nil {
 			errs = append(errs, err)

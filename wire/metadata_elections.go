@@ -8,8 +8,9 @@ import (
 )
 
 // A Metadata request that finds a partition leaderless while an election
-// is under way (some ISR member is unfenced, so one will win within a few
-// hundred milliseconds) waits for the election, up to electionWait,
+// is under way (a clean candidate is unfenced: an ISR member, or an
+// eligible leader replica or last known one once the ISR is empty, so one
+// will win within a few hundred milliseconds) waits for the election, up to electionWait,
 // rather than answering LEADER_NOT_AVAILABLE at once: clients at their
 // defaults wait long before they ask again after that answer (franz-go
 // several seconds), so the wait shortens their stall (docs/DESIGN.md
@@ -20,13 +21,13 @@ const (
 )
 
 // electing reports whether a partition of the queried topics (every topic
-// when queries is nil) is leaderless with an eligible ISR member, or led
-// by a node whose process this node just saw go (down: its connection to
-// the node's listener ended, and the controller fences it within a round
-// trip if it is gone, see cluster's peer watches), so that an election is
-// about to start: answering the dead leader would send a client that asks
-// at once (franz-go after a reset connection) to wait its whole metadata
-// age before it asks again.
+// when queries is nil) is leaderless with a clean candidate unfenced, or
+// led by a node whose process this node just saw go (down: its connection
+// to the node's listener ended, and the controller fences it within a
+// round trip if it is gone, see cluster's peer watches), so that an
+// election is about to start: answering the dead leader would send a
+// client that asks at once (franz-go after a reset connection) to wait its
+// whole metadata age before it asks again.
 func electing(img *metadata.Image, queries []metadataQuery, down func(int32) bool) bool {
 	check := func(t *metadata.Topic) bool {
 		for i := range t.NumPartitions() {
@@ -63,15 +64,12 @@ func electing(img *metadata.Image, queries []metadataQuery, down func(int32) boo
 	return false
 }
 
-// eligibleLeft reports whether an ISR member of p is registered and
-// unfenced, so that an election can succeed.
+// eligibleLeft reports whether p has a candidate for a clean election
+// (metadata.Candidates without unclean elections, which wait a second
+// anyway), so that an election can succeed.
 func eligibleLeft(img *metadata.Image, p metadata.Partition) bool {
-	for _, id := range p.ISR {
-		if br, ok := img.Broker(id); ok && !br.Fenced {
-			return true
-		}
-	}
-	return false
+	kind, _ := metadata.Candidates(img, p, false)
+	return kind != metadata.NoElection
 }
 
 // awaitElections returns the first image in which no queried partition

@@ -74,7 +74,11 @@ func (c *Controller) alterRecords(img *Image, r *AlterConfigsRequest, a AlterCon
 		if err := config.ValidateTopicConfigs(next); err != nil {
 			return nil, err
 		}
-		return configDiffRecords(a.Name, old, next), nil
+		recs := configDiffRecords(a.Name, old, next)
+		if len(recs) > 0 {
+			recs = append(recs, c.minISRChanges(img, a.Name, next)...)
+		}
+		return recs, nil
 	case kmsg.ConfigResourceTypeBroker:
 		if err := checkBrokerResource(a.Name, r.Node); err != nil {
 			return nil, err
@@ -89,6 +93,36 @@ func (c *Controller) alterRecords(img *Image, r *AlterConfigsRequest, a AlterCon
 		return nil, nil
 	}
 	return nil, apiErr(kerr.InvalidRequest, "Unexpected resource type %s.", kmsg.ConfigResourceType(a.Type))
+}
+
+// minISRChanges returns the partition changes of topic that its new
+// overrides next call for: where the ISR has at least the new
+// min.insync.replicas, the ELR and LastKnownELR are emptied (KIP-966), as
+// a shrink of the ISR to that size would have left them; from then on the
+// high watermark moves again and they would no longer hold every
+// committed record. (A higher min.insync.replicas fills no ELR: the
+// replicas outside the ISR may lack records committed before.)
+func (c *Controller) minISRChanges(img *Image, topic string, next map[string]string) []Record {
+	t, ok := img.Topic(topic)
+	if !ok {
+		return nil
+	}
+	minISR := max(c.minISRDefault(), 1)
+	if v, ok := next["min.insync.replicas"]; ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			minISR = max(n, 1)
+		}
+	}
+	var recs []Record
+	for p := range t.partitions.all() {
+		if len(p.ISR) < minISR || len(p.ELR)+len(p.LastKnownELR) == 0 {
+			continue
+		}
+		if rec, ok := changeTo(*p, LeaderNoChange, nil, minISR, -1); ok {
+			recs = append(recs, rec)
+		}
+	}
+	return recs
 }
 
 // checkBrokerResource checks that a broker resource names node, or is ""

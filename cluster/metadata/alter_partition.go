@@ -79,8 +79,9 @@ func (r *AlterPartitionResult) Fail(e APIError) {
 }
 
 // alterPartition decides an AlterPartitionRequest (see AlterPartitionItem
-// for the codes).
-func alterPartition(img *Image, r *AlterPartitionRequest) (*AlterPartitionResult, []Record) {
+// for the codes), with the ELR rules for the controller's
+// min.insync.replicas default.
+func (c *Controller) alterPartition(img *Image, r *AlterPartitionRequest) (*AlterPartitionResult, []Record) {
 	if _, err := img.currentBroker(r.BrokerID, r.BrokerEpoch); err != nil {
 		return r.Refused(errorIn(kmsg.AlterPartition, err)).(*AlterPartitionResult), nil
 	}
@@ -103,7 +104,7 @@ func alterPartition(img *Image, r *AlterPartitionRequest) (*AlterPartitionResult
 			continue
 		}
 		// b.img is the image plus the changes before this one.
-		rs, err := ChangeISR(&b.img, ch)
+		rs, err := changeISR(&b.img, ch, c.minISRDefault())
 		if err == nil && !budget.Add(rs) {
 			full = true
 			item.Error = notDecided()

@@ -199,7 +199,27 @@ func TestApplyPartition(t *testing.T) {
 		{name: "no replicas", base: topicOnly, rec: part(0, nil, []int32{1}, 1), err: ErrInvalidRecord},
 		{name: "duplicate replica", base: topicOnly, rec: part(0, []int32{1, 1}, []int32{1}, 1), err: ErrInvalidRecord},
 		{name: "negative replica", base: topicOnly, rec: part(0, []int32{-3}, []int32{-3}, -3), err: ErrInvalidRecord},
-		{name: "empty ISR", base: topicOnly, rec: part(0, []int32{1}, nil, NoLeader), err: ErrInvalidRecord},
+		{name: "empty ISR with a leader", base: topicOnly, rec: part(0, []int32{1}, nil, 1), err: ErrInvalidRecord},
+		// A snapshot holds a partition whose last ISR member was fenced
+		// (KIP-966): no leader, an empty ISR, the member in the ELR.
+		{name: "empty ISR without leader", base: topicOnly, rec: PartitionRecord{TopicID: uuidN(7), Replicas: []int32{1, 2},
+			Leader: NoLeader, ELR: []int32{1}, LastKnownELR: []int32{2}},
+			check: func(t *testing.T, img *Image) {
+				p, _ := img.Partition(uuidN(7), 0)
+				if len(p.ISR) != 0 || !slices.Equal(p.ELR, []int32{1}) || !slices.Equal(p.LastKnownELR, []int32{2}) {
+					t.Errorf("partition = %+v", p)
+				}
+			}},
+		{name: "ELR in the ISR", base: topicOnly, rec: PartitionRecord{TopicID: uuidN(7), Replicas: []int32{1, 2},
+			ISR: []int32{1}, Leader: 1, ELR: []int32{1}}, err: ErrInvalidRecord},
+		{name: "ELR not replicas", base: topicOnly, rec: PartitionRecord{TopicID: uuidN(7), Replicas: []int32{1, 2},
+			ISR: []int32{1}, Leader: 1, ELR: []int32{3}}, err: ErrInvalidRecord},
+		{name: "duplicate ELR member", base: topicOnly, rec: PartitionRecord{TopicID: uuidN(7), Replicas: []int32{1, 2, 3},
+			ISR: []int32{1}, Leader: 1, ELR: []int32{2, 2}}, err: ErrInvalidRecord},
+		{name: "last known ELR in the ELR", base: topicOnly, rec: PartitionRecord{TopicID: uuidN(7), Replicas: []int32{1, 2, 3},
+			ISR: []int32{1}, Leader: 1, ELR: []int32{2}, LastKnownELR: []int32{2}}, err: ErrInvalidRecord},
+		{name: "last known ELR in the ISR", base: topicOnly, rec: PartitionRecord{TopicID: uuidN(7), Replicas: []int32{1, 2, 3},
+			ISR: []int32{1}, Leader: 1, LastKnownELR: []int32{1}}, err: ErrInvalidRecord},
 		{name: "ISR not replicas", base: topicOnly, rec: part(0, []int32{1}, []int32{2}, 2), err: ErrInvalidRecord},
 		{name: "duplicate ISR member", base: topicOnly, rec: part(0, []int32{1, 2}, []int32{2, 2}, 2), err: ErrInvalidRecord},
 		{name: "leader not in ISR", base: topicOnly, rec: part(0, []int32{1, 2}, []int32{2}, 1), err: ErrInvalidRecord},
@@ -239,7 +259,33 @@ func TestApplyPartitionChange(t *testing.T) {
 		{name: "leader not in ISR", base: ordersTopic, rec: change(f2, []int32{l, f1}), err: ErrInvalidRecord},
 		{name: "shrink ISR away from leader", base: ordersTopic, rec: change(LeaderNoChange, []int32{f1}), err: ErrInvalidRecord},
 		{name: "leader not a replica", base: ordersTopic, rec: change(7, nil), err: ErrInvalidRecord},
-		{name: "empty ISR", base: ordersTopic, rec: change(LeaderNoChange, []int32{}), err: ErrInvalidRecord},
+		{name: "empty ISR with a leader", base: ordersTopic, rec: change(LeaderNoChange, []int32{}), err: ErrInvalidRecord},
+		{name: "empty ISR without leader", base: ordersTopic,
+			rec: PartitionChangeRecord{TopicID: uuidN(1), Leader: NoLeader, ISR: []int32{}, ELR: []int32{l, f1, f2}},
+			check: func(t *testing.T, img *Image) {
+				if p := ordersP0(t, img); p.ISR == nil && len(p.ISR) == 0 && !slices.Equal(p.ELR, []int32{l, f1, f2}) {
+					t.Errorf("partition = %+v", p)
+				}
+			}},
+		{name: "ELR only", base: ordersTopic,
+			rec: PartitionChangeRecord{TopicID: uuidN(1), Leader: LeaderNoChange, ISR: []int32{l}, ELR: []int32{f1}},
+			check: func(t *testing.T, img *Image) {
+				p := ordersP0(t, img)
+				if !slices.Equal(p.ELR, []int32{f1}) || p.LeaderEpoch != 0 || p.PartitionEpoch != 1 {
+					t.Errorf("partition = %+v", p)
+				}
+				// An ELR change alone bumps the partition epoch, not the
+				// leader epoch, and an empty list empties it.
+				img = applyAll(t, img, PartitionChangeRecord{TopicID: uuidN(1), Leader: LeaderNoChange, ELR: []int32{}})
+				if p := ordersP0(t, img); len(p.ELR) != 0 || p.LeaderEpoch != 0 || p.PartitionEpoch != 2 {
+					t.Errorf("after emptying the ELR: %+v", p)
+				}
+			}},
+		{name: "ELR overlaps ISR", base: ordersTopic,
+			rec: PartitionChangeRecord{TopicID: uuidN(1), Leader: LeaderNoChange, ELR: []int32{f1}}, err: ErrInvalidRecord},
+		{name: "last known ELR overlaps ELR", base: ordersTopic,
+			rec: PartitionChangeRecord{TopicID: uuidN(1), Leader: LeaderNoChange, ISR: []int32{l}, ELR: []int32{f1}, LastKnownELR: []int32{f1}},
+			err: ErrInvalidRecord},
 		{name: "changes nothing", base: ordersTopic, rec: change(LeaderNoChange, nil), err: ErrInvalidRecord},
 		{name: "bad leader value", base: ordersTopic, rec: change(-3, nil), err: ErrInvalidRecord},
 		{name: "unknown topic", base: brokers, rec: change(1, nil), err: ErrUnknownTopic},

@@ -88,7 +88,7 @@ func (c *Controller) brokerHeartbeat(img *Image, r *BrokerHeartbeatRequest) (*Br
 	case !br.Fenced && r.WantFence:
 		var budget OpBudget
 		var complete bool
-		recs, complete = fenceWithin(img, br, &budget)
+		recs, complete = fenceWithin(img, br, &budget, c.minISRDefault())
 		res.IsFenced = complete
 	}
 	if r.WantShutDown {

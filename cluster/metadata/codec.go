@@ -16,7 +16,8 @@ import (
 // (msgpack's as_array). Adding, removing or retyping a field needs a new
 // version; the decoder keeps reading every older version it lists.
 //
-// Versions past 0: BrokerRegistration 1 added RegisteredAt.
+// Versions past 0: BrokerRegistration 1 added RegisteredAt; Partition 1
+// and PartitionChange 1 added ELR and LastKnownELR (KIP-966).
 
 // recordCodec describes how to read one record type.
 type recordCodec struct {
@@ -38,8 +39,8 @@ var recordCodecs = map[recordType]recordCodec{
 	typeTopic:              {"Topic", 0, decodeAs[TopicRecord], nil},
 	typeTopicRemoved:       {"TopicRemoved", 0, decodeAs[TopicRemovedRecord], nil},
 	typeConfig:             {"Config", 0, decodeAs[ConfigRecord], nil},
-	typePartition:          {"Partition", 0, decodeAs[PartitionRecord], nil},
-	typePartitionChange:    {"PartitionChange", 0, decodeAs[PartitionChangeRecord], nil},
+	typePartition:          {"Partition", 1, decodeAs[PartitionRecord], olderPartitions},
+	typePartitionChange:    {"PartitionChange", 1, decodeAs[PartitionChangeRecord], olderPartitionChanges},
 	typeProducerIDsBlock:   {"ProducerIDsBlock", 0, decodeAs[ProducerIDsBlockRecord], nil},
 }
 
@@ -67,6 +68,53 @@ func decodeBrokerRegistrationV0(d *msgpack.Decoder) (Record, error) {
 	}
 	return BrokerRegistrationRecord{NodeID: v.NodeID, BrokerEpoch: v.BrokerEpoch, IncarnationID: v.IncarnationID,
 		Host: v.Host, Port: v.Port, ActorAddress: v.ActorAddress, Rack: v.Rack}, nil
+}
+
+// olderPartitions and olderPartitionChanges read the versions of
+// PartitionRecord and PartitionChangeRecord before ELR and LastKnownELR:
+// a partition of such a record has neither, and a change of one keeps
+// them.
+var (
+	olderPartitions       = map[uint8]func(*msgpack.Decoder) (Record, error){0: decodePartitionV0}
+	olderPartitionChanges = map[uint8]func(*msgpack.Decoder) (Record, error){0: decodePartitionChangeV0}
+)
+
+// partitionV0 is PartitionRecord as version 0 wrote it.
+type partitionV0 struct {
+	_msgpack       struct{} `msgpack:",as_array"`
+	TopicID        UUID
+	Partition      int32
+	Replicas       []int32
+	ISR            []int32
+	Leader         int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+}
+
+func decodePartitionV0(d *msgpack.Decoder) (Record, error) {
+	var v partitionV0
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return PartitionRecord{TopicID: v.TopicID, Partition: v.Partition, Replicas: v.Replicas, ISR: v.ISR,
+		Leader: v.Leader, LeaderEpoch: v.LeaderEpoch, PartitionEpoch: v.PartitionEpoch}, nil
+}
+
+// partitionChangeV0 is PartitionChangeRecord as version 0 wrote it.
+type partitionChangeV0 struct {
+	_msgpack  struct{} `msgpack:",as_array"`
+	TopicID   UUID
+	Partition int32
+	Leader    int32
+	ISR       []int32
+}
+
+func decodePartitionChangeV0(d *msgpack.Decoder) (Record, error) {
+	var v partitionChangeV0
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return PartitionChangeRecord{TopicID: v.TopicID, Partition: v.Partition, Leader: v.Leader, ISR: v.ISR}, nil
 }
 
 func decodeAs[T Record](d *msgpack.Decoder) (Record, error) {

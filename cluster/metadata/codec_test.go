@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -130,6 +131,54 @@ func TestBrokerRegistrationV0(t *testing.T) {
 	cur, _ := EncodeRecord(want)
 	if _, err := DecodeRecord(append([]byte{envelopeHeader, byte(typeBrokerRegistration), 0}, cur[3:]...)); !errors.Is(err, ErrMalformedRecord) {
 		t.Errorf("version 1 bytes as version 0: %v", err)
+	}
+}
+
+// Partition and PartitionChange records of version 0 (before ELR and
+// LastKnownELR) still decode: a partition with neither, a change that
+// keeps them.
+func TestPartitionRecordsV0(t *testing.T) {
+	for _, tc := range []struct {
+		typ  recordType
+		v0   any
+		want Record
+	}{
+		{typePartition,
+			partitionV0{TopicID: uuidN(1), Partition: 2, Replicas: []int32{1, 2}, ISR: []int32{2}, Leader: 2, LeaderEpoch: 3, PartitionEpoch: 4},
+			PartitionRecord{TopicID: uuidN(1), Partition: 2, Replicas: []int32{1, 2}, ISR: []int32{2}, Leader: 2, LeaderEpoch: 3, PartitionEpoch: 4}},
+		{typePartitionChange,
+			partitionChangeV0{TopicID: uuidN(1), Partition: 2, Leader: LeaderNoChange, ISR: []int32{1}},
+			PartitionChangeRecord{TopicID: uuidN(1), Partition: 2, Leader: LeaderNoChange, ISR: []int32{1}}},
+	} {
+		b, err := encodeMessage(uint8(tc.typ), 0, tc.v0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeRecord(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("got %#v, want %#v", got, tc.want)
+		}
+		// The current version's bytes are not read as version 0.
+		cur, _ := EncodeRecord(tc.want)
+		if _, err := DecodeRecord(append([]byte{envelopeHeader, byte(tc.typ), 0}, cur[3:]...)); !errors.Is(err, ErrMalformedRecord) {
+			t.Errorf("%T: version 1 bytes as version 0: %v", tc.want, err)
+		}
+	}
+	// A version 0 change applies as before: the ELR it leaves alone stays.
+	img := withTopic(t, threeBrokers(t), "orders", 1, 1, 3)
+	p := ordersP0(t, img)
+	img = applyAll(t, img, PartitionChangeRecord{TopicID: uuidN(1), Leader: LeaderNoChange, ISR: p.Replicas[:1], ELR: p.Replicas[1:2]})
+	b, _ := encodeMessage(uint8(typePartitionChange), 0, partitionChangeV0{TopicID: uuidN(1), Leader: NoLeader})
+	rec, err := DecodeRecord(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img = applyAll(t, img, rec)
+	if got := ordersP0(t, img); got.HasLeader() || !slices.Equal(got.ELR, p.Replicas[1:2]) {
+		t.Errorf("after a version 0 change: %+v", got)
 	}
 }
 

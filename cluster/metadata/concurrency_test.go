@@ -24,7 +24,12 @@ func TestConcurrentReaders(t *testing.T) {
 				_ = img.Records()
 				for _, tp := range img.Topics() {
 					if p, ok := tp.Partition(0); ok {
-						_ = p.ISR[0]
+						for _, r := range p.ISR {
+							_ = r
+						}
+						for _, r := range p.ELR {
+							_ = r
+						}
 					}
 				}
 			}

@@ -71,7 +71,7 @@ func (c *Controller) Evaluate(img *Image, req Request) (Result, []Record) {
 	case *ElectLeadersRequest:
 		res, recs = c.electLeaders(img, r)
 	case *AlterPartitionRequest:
-		res, recs = alterPartition(img, r)
+		res, recs = c.alterPartition(img, r)
 	case *MoveLeadersRequest:
 		res, recs = c.moveLeaders(img, r)
 	default:

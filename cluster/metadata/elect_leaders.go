@@ -27,8 +27,9 @@ type ElectLeadersRequest struct {
 //     image if the partition is still leaderless there;
 //   - REQUEST_TIMED_OUT (retriable): not decided: past the bounds of one
 //     operation (OpBudget), or the batch did not apply; propose again;
-//   - INELIGIBLE_REPLICA: the candidate may not lead (fenced, outside the
-//     ISR, an unclean election not allowed or not needed);
+//   - INELIGIBLE_REPLICA: the candidate may not lead (fenced, not a
+//     candidate of the first election the partition is open to, an
+//     unclean election not allowed or not needed: Candidates);
 //   - STALE_BROKER_EPOCH, BROKER_ID_NOT_REGISTERED: the candidate's
 //     registration is not the current one;
 //   - UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION: no such topic id, or
@@ -66,10 +67,12 @@ func notDecided() APIError {
 
 // electLeaders decides an ElectLeadersRequest (see its result's codes).
 // Unclean proposals take unclean.leader.election.enable from the topic's
-// override, else the controller's broker config.
+// override, else the controller's broker config; the ELR rules take
+// min.insync.replicas likewise.
 func (c *Controller) electLeaders(img *Image, r *ElectLeadersRequest) (*ElectLeadersResult, []Record) {
 	res := &ElectLeadersResult{Errors: make([]APIError, len(r.Proposals))}
 	uncleanDefault := c.Config.Bool("unclean.leader.election.enable")
+	minISR := c.minISRDefault()
 	b := NewBuilder(img)
 	off := max(img.Offset(), 0)
 	var recs []Record
@@ -81,7 +84,7 @@ func (c *Controller) electLeaders(img *Image, r *ElectLeadersRequest) (*ElectLea
 			continue
 		}
 		// b.img is the image plus the records of the proposals before.
-		rec, err := electLeader(&b.img, prop, uncleanDefault)
+		rec, err := electLeader(&b.img, prop, uncleanDefault, minISR)
 		if err == nil && !budget.Add([]Record{rec}) {
 			full = true
 			res.Errors[i] = notDecided()

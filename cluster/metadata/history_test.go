@@ -93,16 +93,15 @@ func randomStep(t testing.TB, rng *rand.Rand, img *Image, i int) []Record {
 	}
 }
 
-// electOrShrink elects a leader for a leaderless partition, or has the
-// leader drop a follower from the ISR.
+// electOrShrink elects a leader for a leaderless partition (from the ISR,
+// the ELR or the last known ELR, as Candidates says), or has the leader
+// drop a follower from the ISR.
 func electOrShrink(img *Image, rng *rand.Rand, tp *Topic) []Record {
 	p, _ := tp.Partition(int32(rng.IntN(int(tp.NumPartitions()))))
 	if !p.HasLeader() {
-		for _, r := range p.ISR {
-			br, ok := img.Broker(r)
-			if !ok {
-				continue
-			}
+		_, cands := Candidates(img, p, false)
+		for _, r := range cands {
+			br, _ := img.Broker(r)
 			rec, err := ElectLeader(img, LeaderProposal{TopicID: p.TopicID, Partition: p.Index,
 				Candidate: r, BrokerEpoch: br.Epoch, PartitionEpoch: p.PartitionEpoch})
 			if err == nil {

@@ -30,8 +30,17 @@ type ISRProposal struct {
 // leader epoch (ErrFencedLeaderEpoch) and partition epoch
 // (ErrStalePartitionEpoch); the ISR holds the leader and distinct replicas
 // (ErrInvalidRecord); members joining it are registered, unfenced replicas
-// (ErrIneligibleReplica). The leader epoch does not change.
+// (ErrIneligibleReplica). The leader epoch does not change. The ELR rules
+// apply (KIP-966): members a shrink below min.insync.replicas (the topic's
+// override, else 1) takes out join the ELR, members joining the ISR leave
+// it, and an ISR back at min.insync.replicas empties it.
 func ChangeISR(img *Image, prop ISRProposal) ([]Record, error) {
+	return changeISR(img, prop, defaultMinISR)
+}
+
+// changeISR is ChangeISR with minISR as min.insync.replicas for a topic
+// without an override.
+func changeISR(img *Image, prop ISRProposal, minISR int) ([]Record, error) {
 	p, err := img.proposalPartition(prop.TopicID, prop.Partition)
 	if err == nil {
 		err = checkISRProposal(img, p, prop)
@@ -42,12 +51,8 @@ func ChangeISR(img *Image, prop ISRProposal) ([]Record, error) {
 	if slices.Equal(p.ISR, prop.ISR) {
 		return nil, nil
 	}
-	return []Record{PartitionChangeRecord{
-		TopicID:   prop.TopicID,
-		Partition: prop.Partition,
-		Leader:    LeaderNoChange,
-		ISR:       slices.Clone(prop.ISR),
-	}}, nil
+	rec, _ := changeTo(p, LeaderNoChange, prop.ISR, partitionMinISR(img, p, minISR), -1)
+	return []Record{rec}, nil
 }
 
 func checkISRProposal(img *Image, p Partition, prop ISRProposal) error {

@@ -83,12 +83,13 @@ func (c *Controller) moveLeaders(img *Image, r *MoveLeadersRequest) (*MoveLeader
 	var recs []Record
 	var budget OpBudget
 	full := false
+	minISR := c.minISRDefault()
 	for i, m := range r.Moves {
 		if full {
 			res.Errors[i] = notDecided()
 			continue
 		}
-		rec, err := moveRecord(&b.img, r.BrokerID, m)
+		rec, err := moveRecord(&b.img, r.BrokerID, m, minISR)
 		if err == nil && !budget.Add([]Record{rec}) {
 			full = true
 			res.Errors[i] = notDecided()
@@ -110,8 +111,9 @@ func (c *Controller) moveLeaders(img *Image, r *MoveLeadersRequest) (*MoveLeader
 				if p.Leader == r.BrokerID || !p.InISR(r.BrokerID) || len(p.ISR) < 2 {
 					continue
 				}
-				rec := PartitionChangeRecord{TopicID: t.ID(), Partition: i, Leader: LeaderNoChange,
-					ISR: slices.DeleteFunc(slices.Clone(p.ISR), func(id int32) bool { return id == r.BrokerID })}
+				rec, _ := changeTo(p, LeaderNoChange,
+					slices.DeleteFunc(slices.Clone(p.ISR), func(id int32) bool { return id == r.BrokerID }),
+					minInSync(&b.img, t.Name(), minISR), -1)
 				if !budget.Add([]Record{rec}) {
 					return res, recs // the next request takes the rest
 				}
@@ -127,8 +129,11 @@ func (c *Controller) moveLeaders(img *Image, r *MoveLeadersRequest) (*MoveLeader
 }
 
 // moveRecord returns the record that makes m.To leader in place of from,
-// which leaves the ISR, if the move still holds in img.
-func moveRecord(img *Image, from int32, m LeaderMove) (Record, error) {
+// which leaves the ISR (to join the ELR if that leaves the ISR below
+// min.insync.replicas: it shut down cleanly, with every committed record),
+// if the move still holds in img. minISR is min.insync.replicas for a
+// topic without an override.
+func moveRecord(img *Image, from int32, m LeaderMove, minISR int) (Record, error) {
 	p, err := img.proposalPartition(m.TopicID, m.Partition)
 	if err != nil {
 		return nil, err
@@ -147,5 +152,6 @@ func moveRecord(img *Image, from int32, m LeaderMove) (Record, error) {
 		return nil, fmt.Errorf("%w: node %d is fenced or not registered", ErrIneligibleReplica, m.To)
 	}
 	isr := slices.DeleteFunc(slices.Clone(p.ISR), func(id int32) bool { return id == from })
-	return PartitionChangeRecord{TopicID: m.TopicID, Partition: m.Partition, Leader: m.To, ISR: isr}, nil
+	rec, _ := changeTo(p, m.To, isr, partitionMinISR(img, p, minISR), -1)
+	return rec, nil
 }

@@ -13,49 +13,94 @@ import (
 // reg.BrokerEpoch is replaced). The epoch is above both the node's current
 // epoch and img's offset, so epochs grow across unregistrations too. If the
 // node's previous registration is unfenced, the records first fence it as
-// FenceBrokerRecords does: a new registration fences the old one. The new
-// registration starts fenced; unfence it with a BrokerUnfencedRecord once
-// the broker has caught up.
+// FenceBrokerRecords does: a new registration fences the old one. The
+// previous process is taken to have shut down uncleanly, so the node
+// leaves every ELR (Controller.Evaluate's RegisterBrokerRequest can say
+// otherwise). The new registration starts fenced; unfence it with a
+// BrokerUnfencedRecord once the broker has caught up.
 //
 // Deciding whether a registration may replace a live one (a duplicate
 // node id) is the controller's job, not this function's. reg's
 // RegisteredAt is replaced by 0: the registration is the new record.
 func RegisterBrokerRecords(img *Image, reg BrokerRegistrationRecord) ([]Record, int64, error) {
+	return registerRecords(img, reg, false, defaultMinISR)
+}
+
+// registerRecords is RegisterBrokerRecords; clean says the previous
+// process of the node shut down cleanly, so it stays in the ELRs; minISR
+// is min.insync.replicas for topics without an override.
+func registerRecords(img *Image, reg BrokerRegistrationRecord, clean bool, minISR int) ([]Record, int64, error) {
 	reg.BrokerEpoch = max(img.offset+1, 0)
 	reg.RegisteredAt = 0
-	var recs []Record
 	if old, ok := img.brokers.get(reg.NodeID); ok {
 		reg.BrokerEpoch = max(reg.BrokerEpoch, old.Epoch+1)
-		recs = img.fenceRecords(old)
 	}
 	if err := validateRegistration(reg); err != nil {
 		return nil, 0, fmt.Errorf("register node %d: %w", reg.NodeID, err)
 	}
-	return append(recs, reg), reg.BrokerEpoch, nil
+	return append(img.leaveRecords(reg.NodeID, !clean, minISR), reg), reg.BrokerEpoch, nil
 }
 
 // FenceBrokerRecords returns the batch that fences node's registration of
 // epoch: a BrokerFencedRecord, then for every partition the node leads or
 // is in the ISR of, a PartitionChangeRecord that removes it from the ISR
-// (unless it is the last member, which stays, as in Kafka) and, where it
-// led, leaves the partition leaderless for an election. Propose the batch
-// as one entry. A fenced broker gives no records.
+// (the last member too: the ISR may be left empty) and, where it led,
+// leaves the partition leaderless for an election. Where the change leaves
+// the ISR below min.insync.replicas (the topic's override, else Kafka's
+// default 1), the replicas it removes join the ELR (KIP-966). Propose the
+// batch as one entry. A fenced broker gives no records.
 func FenceBrokerRecords(img *Image, node int32, epoch int64) ([]Record, error) {
 	br, err := img.currentBroker(node, epoch)
 	if err != nil {
 		return nil, fmt.Errorf("fence node %d: %w", node, err)
 	}
-	return img.fenceRecords(br), nil
+	return img.fenceRecords(br, defaultMinISR), nil
 }
 
-func (img *Image) fenceRecords(br Broker) []Record {
+// fenceRecords is FenceBrokerRecords' batch for br, with minISR as
+// min.insync.replicas for topics without an override.
+func (img *Image) fenceRecords(br Broker, minISR int) []Record {
 	if br.Fenced {
 		return nil
 	}
-	recs := []Record{BrokerFencedRecord{NodeID: br.NodeID, BrokerEpoch: br.Epoch}}
+	return img.departureRecords(br.NodeID, true, false, minISR)
+}
+
+// leaveRecords returns the records by which node's current registration
+// makes way for a new one: it is fenced if it is not (fenceRecords), and
+// with unclean (the previous process shut down uncleanly, so it may have
+// lost records) the node also leaves every ELR for the LastKnownELR. The
+// partition changes come in one record per partition.
+func (img *Image) leaveRecords(node int32, unclean bool, minISR int) []Record {
+	br, ok := img.brokers.get(node)
+	fence := ok && !br.Fenced
+	if !fence && !unclean {
+		return nil
+	}
+	return img.departureRecords(node, fence, unclean, minISR)
+}
+
+// departureRecords returns, with fence, a BrokerFencedRecord for node's
+// current registration, then for every partition the node leads or is in
+// the ISR of (with fence) or in the ELR of (with unclean) the change that
+// takes it out, with the ELR rules applied.
+func (img *Image) departureRecords(node int32, fence, unclean bool, minISR int) []Record {
+	var recs []Record
+	if fence {
+		br, _ := img.brokers.get(node)
+		recs = append(recs, BrokerFencedRecord{NodeID: br.NodeID, BrokerEpoch: br.Epoch})
+	}
 	for _, t := range img.Topics() {
+		m := -1
 		for p := range t.partitions.all() {
-			if change, ok := withoutBroker(p, br.NodeID); ok {
+			involved := fence && (p.Leader == node || p.InISR(node)) || unclean && p.InELR(node)
+			if !involved {
+				continue
+			}
+			if m < 0 {
+				m = minInSync(img, t.name, minISR)
+			}
+			if change, ok := withoutBroker(*p, node, fence, unclean, m); ok {
 				recs = append(recs, change)
 			}
 		}
@@ -64,16 +109,22 @@ func (img *Image) fenceRecords(br Broker) []Record {
 }
 
 // withoutBroker returns the change that takes node out of p's leadership
-// and ISR, if there is anything to change.
-func withoutBroker(p *Partition, node int32) (PartitionChangeRecord, bool) {
-	change := PartitionChangeRecord{TopicID: p.TopicID, Partition: p.Index, Leader: LeaderNoChange}
-	if p.Leader == node {
-		change.Leader = NoLeader
+// and ISR (with fence) and, with unclean, out of the ELR, for
+// min.insync.replicas minISR, if there is anything to change.
+func withoutBroker(p Partition, node int32, fence, unclean bool, minISR int) (PartitionChangeRecord, bool) {
+	leader := LeaderNoChange
+	var isr []int32
+	if fence && p.Leader == node {
+		leader = NoLeader
 	}
-	if len(p.ISR) > 1 && slices.Contains(p.ISR, node) {
-		change.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == node })
+	if fence && p.InISR(node) {
+		isr = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == node })
 	}
-	return change, change.Leader != LeaderNoChange || change.ISR != nil
+	uncleanNode := int32(-1)
+	if unclean {
+		uncleanNode = node
+	}
+	return changeTo(p, leader, isr, minISR, uncleanNode)
 }
 
 // LeaderProposal is a replica's proposal to lead a leaderless partition,
@@ -89,8 +140,9 @@ type LeaderProposal struct {
 	// PartitionEpoch is the epoch of the leaderless partition it saw.
 	PartitionEpoch int32
 	// Unclean asks for an unclean election: the candidate may be a
-	// replica outside the ISR (see ElectLeader). A candidate in the ISR is
-	// elected cleanly whatever Unclean says. The field was appended: an
+	// replica outside the ISR and the ELR (see ElectLeader). A candidate
+	// of a clean election (ISR, ELR, last known ELR: Candidates) is
+	// elected as such whatever Unclean says. The field was appended: an
 	// encoding without it decodes with Unclean false.
 	Unclean bool
 }
@@ -145,78 +197,90 @@ func (p *LeaderProposal) DecodeMsgpack(d *msgpack.Decoder) error {
 // proposal still holds in img: the partition epoch is current
 // (ErrStalePartitionEpoch), the partition has no leader (ErrLeaderExists),
 // the candidate's registration is current (ErrUnknownBroker,
-// ErrStaleBrokerEpoch) and unfenced, and it is in the ISR
-// (ErrIneligibleReplica). The first valid proposal wins; the later ones
+// ErrStaleBrokerEpoch) and unfenced, and it is a candidate of the first
+// election the partition is open to (Candidates; else
+// ErrIneligibleReplica). The first valid proposal wins; the later ones
 // then fail as stale.
 //
-// An Unclean proposal of a candidate outside the ISR is an unclean
-// election: allowed only when the topic's unclean.leader.election.enable
-// override is true (the controller also takes its broker default; see
-// ElectLeadersRequest) and no ISR member is an unfenced registered broker;
-// the candidate must be an unfenced replica, and the record makes it
-// leader with the ISR [candidate]. Otherwise ErrIneligibleReplica.
+// An ISR member is elected with the ISR unchanged. Once no ISR member is
+// unfenced, an ELR member is elected cleanly with the ISR [candidate]
+// (KIP-966). Once ISR and ELR are empty, a LastKnownELR member is elected
+// with the ISR [candidate]. An Unclean proposal of a replica outside all of
+// them is an unclean election: allowed only when the topic's
+// unclean.leader.election.enable override is true (the controller also
+// takes its broker default; see ElectLeadersRequest) and none of those is
+// open; the record makes it leader with the ISR [candidate]. The last two
+// empty ELR and LastKnownELR. min.insync.replicas, for the ELR rules, is
+// the topic's override, else 1.
 func ElectLeader(img *Image, prop LeaderProposal) (Record, error) {
-	return electLeader(img, prop, false)
+	return electLeader(img, prop, false, defaultMinISR)
 }
 
 // electLeader is ElectLeader with uncleanDefault as the value of
-// unclean.leader.election.enable for a topic without an override.
-func electLeader(img *Image, prop LeaderProposal, uncleanDefault bool) (Record, error) {
+// unclean.leader.election.enable and minISR as that of
+// min.insync.replicas for a topic without an override.
+func electLeader(img *Image, prop LeaderProposal, uncleanDefault bool, minISR int) (Record, error) {
 	p, err := img.proposalPartition(prop.TopicID, prop.Partition)
 	if err != nil {
 		return nil, fmt.Errorf("elect %d: %w", prop.Candidate, err)
 	}
-	unclean := prop.Unclean && !p.InISR(prop.Candidate)
-	if err := checkEligible(img, p, prop, unclean, uncleanDefault); err != nil {
+	kind, err := checkEligible(img, p, prop, uncleanDefault)
+	if err != nil {
 		return nil, fmt.Errorf("elect %d for partition %d of %s: %w", prop.Candidate, prop.Partition, prop.TopicID, err)
 	}
-	rec := PartitionChangeRecord{TopicID: prop.TopicID, Partition: prop.Partition, Leader: prop.Candidate}
-	if unclean {
-		rec.ISR = []int32{prop.Candidate}
+	c := prop.Candidate
+	switch kind {
+	case ElectFromISR:
+		return PartitionChangeRecord{TopicID: prop.TopicID, Partition: prop.Partition, Leader: c}, nil
+	case ElectFromELR:
+		rec, _ := changeTo(p, c, []int32{c}, partitionMinISR(img, p, minISR), -1)
+		return rec, nil
 	}
-	return rec, nil
+	return PartitionChangeRecord{TopicID: prop.TopicID, Partition: prop.Partition, Leader: c, ISR: []int32{c},
+		ELR: changedIDs(p.ELR, nil), LastKnownELR: changedIDs(p.LastKnownELR, nil)}, nil
 }
 
-func checkEligible(img *Image, p Partition, prop LeaderProposal, unclean, uncleanDefault bool) error {
+// checkEligible checks prop against p and returns the election it wins.
+func checkEligible(img *Image, p Partition, prop LeaderProposal, uncleanDefault bool) (Election, error) {
 	if prop.PartitionEpoch != p.PartitionEpoch {
-		return fmt.Errorf("%w: proposed at epoch %d, current %d", ErrStalePartitionEpoch, prop.PartitionEpoch, p.PartitionEpoch)
+		return NoElection, fmt.Errorf("%w: proposed at epoch %d, current %d", ErrStalePartitionEpoch, prop.PartitionEpoch, p.PartitionEpoch)
 	}
 	if p.HasLeader() {
-		return fmt.Errorf("%w: node %d leads", ErrLeaderExists, p.Leader)
+		return NoElection, fmt.Errorf("%w: node %d leads", ErrLeaderExists, p.Leader)
 	}
 	br, err := img.currentBroker(prop.Candidate, prop.BrokerEpoch)
 	if err != nil {
-		return err
+		return NoElection, err
 	}
 	if br.Fenced {
-		return fmt.Errorf("%w: %w: node %d", ErrIneligibleReplica, ErrBrokerFenced, br.NodeID)
+		return NoElection, fmt.Errorf("%w: %w: node %d", ErrIneligibleReplica, ErrBrokerFenced, br.NodeID)
 	}
-	if !unclean {
-		if !p.InISR(prop.Candidate) {
-			return fmt.Errorf("%w: node %d is not in the ISR %v", ErrIneligibleReplica, prop.Candidate, p.ISR)
-		}
-		return nil
-	}
-	return checkUnclean(img, p, prop.Candidate, uncleanDefault)
-}
-
-// checkUnclean checks that candidate, an unfenced broker outside p's ISR,
-// may win an unclean election.
-func checkUnclean(img *Image, p Partition, candidate int32, uncleanDefault bool) error {
 	t, _ := img.TopicByID(p.TopicID)
-	if !uncleanEnabled(img, t.Name(), uncleanDefault) {
-		return fmt.Errorf("%w: node %d is not in the ISR %v and unclean.leader.election.enable is false for topic %q",
-			ErrIneligibleReplica, candidate, p.ISR, t.Name())
+	enabled := uncleanEnabled(img, t.Name(), uncleanDefault)
+	kind, cands := Candidates(img, p, prop.Unclean && enabled)
+	if slices.Contains(cands, prop.Candidate) {
+		return kind, nil
 	}
-	if !p.IsReplica(candidate) {
-		return fmt.Errorf("%w: node %d is not a replica %v", ErrIneligibleReplica, candidate, p.Replicas)
+	c := prop.Candidate
+	switch {
+	case !p.IsReplica(c):
+		return NoElection, fmt.Errorf("%w: node %d is not a replica %v", ErrIneligibleReplica, c, p.Replicas)
+	case kind == ElectFromISR && prop.Unclean:
+		return NoElection, fmt.Errorf("%w: ISR member %d is unfenced: no unclean election", ErrIneligibleReplica, cands[0])
+	case kind == ElectFromISR:
+		return NoElection, fmt.Errorf("%w: node %d is not in the ISR %v", ErrIneligibleReplica, c, p.ISR)
+	case kind == ElectFromELR:
+		return NoElection, fmt.Errorf("%w: node %d is in neither the ISR %v nor the ELR %v, and ELR member %d is unfenced",
+			ErrIneligibleReplica, c, p.ISR, p.ELR, cands[0])
+	case kind == ElectLastKnown:
+		return NoElection, fmt.Errorf("%w: node %d is not in the last known ELR %v, whose member %d is unfenced",
+			ErrIneligibleReplica, c, p.LastKnownELR, cands[0])
+	case prop.Unclean && !enabled:
+		return NoElection, fmt.Errorf("%w: node %d is not in the ISR %v and unclean.leader.election.enable is false for topic %q",
+			ErrIneligibleReplica, c, p.ISR, t.Name())
 	}
-	for _, r := range p.ISR {
-		if br, ok := img.brokers.get(r); ok && !br.Fenced {
-			return fmt.Errorf("%w: ISR member %d is unfenced: no unclean election", ErrIneligibleReplica, r)
-		}
-	}
-	return nil
+	return NoElection, fmt.Errorf("%w: node %d is not in the ISR %v or the ELR %v (their members are fenced), and no unclean election was asked for",
+		ErrIneligibleReplica, c, p.ISR, p.ELR)
 }
 
 // uncleanEnabled is topic's unclean.leader.election.enable: its override,

@@ -25,10 +25,14 @@ func TestRegisterBrokerRecords(t *testing.T) {
 	if epoch2 <= epoch || epoch2 <= img.Offset() {
 		t.Errorf("new epoch %d, old %d, offset %d", epoch2, epoch, img.Offset())
 	}
+	// The sole ISR member leaves the ISR, leaderless; below
+	// min.insync.replicas (1) it would join the ELR, but the previous
+	// process is taken to have shut down uncleanly, so it goes to the
+	// last known ELR (KIP-966).
 	wantFence := []Record{
 		BrokerFencedRecord{NodeID: 1, BrokerEpoch: epoch},
-		PartitionChangeRecord{TopicID: uuidN(1), Partition: 0, Leader: NoLeader},
-		PartitionChangeRecord{TopicID: uuidN(1), Partition: 1, Leader: NoLeader},
+		PartitionChangeRecord{TopicID: uuidN(1), Partition: 0, Leader: NoLeader, ISR: []int32{}, LastKnownELR: []int32{1}},
+		PartitionChangeRecord{TopicID: uuidN(1), Partition: 1, Leader: NoLeader, ISR: []int32{}, LastKnownELR: []int32{1}},
 	}
 	if !reflect.DeepEqual(recs[:len(recs)-1], wantFence) {
 		t.Fatalf("records %v", recs)
@@ -37,8 +41,8 @@ func TestRegisterBrokerRecords(t *testing.T) {
 	if br, _ := img.Broker(1); br.Epoch != epoch2 || !br.Fenced {
 		t.Errorf("broker = %+v", br)
 	}
-	if p := ordersP0(t, img); p.HasLeader() || !slices.Equal(p.ISR, []int32{1}) {
-		t.Errorf("sole ISR member must stay in the ISR, leaderless: %+v", p)
+	if p := ordersP0(t, img); p.HasLeader() || len(p.ISR) != 0 || len(p.ELR) != 0 || !slices.Equal(p.LastKnownELR, []int32{1}) {
+		t.Errorf("partition after an unclean restart: %+v, want leaderless, ISR and ELR empty, last known ELR [1]", p)
 	}
 	// A fenced node re-registers without a fence batch.
 	recs, _, err = RegisterBrokerRecords(img, registration(1, 0))

@@ -150,7 +150,7 @@ type PartitionRecord struct {
 	// Replicas is the assignment in preference order: non-empty, distinct
 	// node ids >= 0.
 	Replicas []int32
-	// ISR is a non-empty subset of Replicas.
+	// ISR is a subset of Replicas, empty only when Leader is NoLeader.
 	ISR []int32
 	// Leader is a member of ISR, or NoLeader.
 	Leader int32
@@ -158,22 +158,37 @@ type PartitionRecord struct {
 	LeaderEpoch int32
 	// PartitionEpoch is >= 0; 0 for a new partition.
 	PartitionEpoch int32
+	// ELR is the eligible leader replicas (KIP-966): replicas outside
+	// the ISR known to hold every committed record; disjoint from ISR.
+	// Version 1 appended it; an older record has none.
+	ELR []int32
+	// LastKnownELR is the replicas that left the ELR because they came
+	// back from an unclean shutdown; disjoint from ISR and ELR. Version 1
+	// appended it; an older record has none.
+	LastKnownELR []int32
 }
 
-// PartitionChangeRecord changes a partition's leader and/or ISR, with
-// KRaft's PartitionChangeRecord semantics: applying it bumps the partition
-// epoch; when Leader is not LeaderNoChange it also bumps the leader epoch,
-// even if the leader stays the same (that is how a leader epoch is bumped
-// on purpose). After the change the leader is NoLeader or in the ISR.
+// PartitionChangeRecord changes a partition's leader, ISR, ELR and
+// LastKnownELR, with KRaft's PartitionChangeRecord semantics: applying it
+// bumps the partition epoch; when Leader is not LeaderNoChange it also
+// bumps the leader epoch, even if the leader stays the same (that is how a
+// leader epoch is bumped on purpose). After the change the leader is
+// NoLeader or in the ISR, and ISR, ELR and LastKnownELR are disjoint.
 type PartitionChangeRecord struct {
 	_msgpack  struct{} `msgpack:",as_array"`
 	TopicID   UUID     // the topic, which must exist
 	Partition int32    // an existing partition index
 	// Leader is the new leader, NoLeader, or LeaderNoChange.
 	Leader int32
-	// ISR is the new ISR (a non-empty subset of the replicas, so a
-	// non-nil empty ISR is invalid); nil keeps the current one.
+	// ISR is the new ISR, a subset of the replicas (empty only for a
+	// partition left without leader); nil keeps the current one.
 	ISR []int32
+	// ELR is the new eligible leader replicas (KIP-966); nil keeps the
+	// current ones. Version 1 appended it.
+	ELR []int32
+	// LastKnownELR is the new last known ELR; nil keeps the current one.
+	// Version 1 appended it.
+	LastKnownELR []int32
 }
 
 // ProducerIDsBlockRecord hands a block of producer ids to a broker for
@@ -280,8 +295,15 @@ func (r ConfigRecord) String() string {
 
 // String describes the record in one line, for errors, logs and dumps.
 func (r PartitionRecord) String() string {
-	return fmt.Sprintf("Partition{topic=%s partition=%d replicas=%v isr=%v leader=%d leader_epoch=%d partition_epoch=%d}",
+	s := fmt.Sprintf("Partition{topic=%s partition=%d replicas=%v isr=%v leader=%d leader_epoch=%d partition_epoch=%d",
 		r.TopicID, r.Partition, r.Replicas, r.ISR, r.Leader, r.LeaderEpoch, r.PartitionEpoch)
+	if len(r.ELR) > 0 {
+		s += fmt.Sprintf(" elr=%v", r.ELR)
+	}
+	if len(r.LastKnownELR) > 0 {
+		s += fmt.Sprintf(" last_known_elr=%v", r.LastKnownELR)
+	}
+	return s + "}"
 }
 
 // String describes the record in one line, for errors, logs and dumps.
@@ -292,6 +314,12 @@ func (r PartitionChangeRecord) String() string {
 	}
 	if r.ISR != nil {
 		s += fmt.Sprintf(" isr=%v", r.ISR)
+	}
+	if r.ELR != nil {
+		s += fmt.Sprintf(" elr=%v", r.ELR)
+	}
+	if r.LastKnownELR != nil {
+		s += fmt.Sprintf(" last_known_elr=%v", r.LastKnownELR)
 	}
 	return s + "}"
 }

@@ -1,8 +1,11 @@
 package metadata
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // RegisterBrokerRequest registers a broker process with the controller
@@ -27,6 +30,68 @@ type RegisterBrokerRequest struct {
 	// controller sets it), for the session of the registration it would
 	// replace.
 	NowMs int64
+	// PreviousBrokerEpoch is the broker epoch of the node's previous
+	// process if that process shut down cleanly (its logs flushed and
+	// closed, the log directory's clean-shutdown marker written), else
+	// -1, as Kafka's BrokerRegistration (KIP-966). Unless it is the
+	// epoch of the node's current registration, the previous process is
+	// taken to have shut down uncleanly, so it may have lost unflushed
+	// records, and the node leaves every ELR. The field was appended: an
+	// encoding without it decodes as -1.
+	PreviousBrokerEpoch int64
+}
+
+// registerBrokerFields is the number of RegisterBrokerRequest's encoded
+// fields, and registerBrokerFieldsV0 the number before
+// PreviousBrokerEpoch was appended.
+const (
+	registerBrokerFields   = 8
+	registerBrokerFieldsV0 = 7
+)
+
+// DecodeMsgpack implements msgpack.CustomDecoder: the array of fields as
+// as_array writes it, with or without the trailing PreviousBrokerEpoch.
+func (r *RegisterBrokerRequest) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := d.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n == -1 {
+		*r = RegisterBrokerRequest{}
+		return nil
+	}
+	if n != registerBrokerFields && n != registerBrokerFieldsV0 {
+		return fmt.Errorf("metadata: RegisterBrokerRequest of %d fields, want %d or %d", n, registerBrokerFieldsV0, registerBrokerFields)
+	}
+	q := RegisterBrokerRequest{PreviousBrokerEpoch: -1}
+	if q.NodeID, err = d.DecodeInt32(); err != nil {
+		return err
+	}
+	if err := d.Decode(&q.IncarnationID); err != nil {
+		return err
+	}
+	if q.Host, err = d.DecodeString(); err != nil {
+		return err
+	}
+	if q.Port, err = d.DecodeInt32(); err != nil {
+		return err
+	}
+	if q.ActorAddress, err = d.DecodeString(); err != nil {
+		return err
+	}
+	if q.Rack, err = d.DecodeString(); err != nil {
+		return err
+	}
+	if q.NowMs, err = d.DecodeInt64(); err != nil {
+		return err
+	}
+	if n == registerBrokerFields {
+		if q.PreviousBrokerEpoch, err = d.DecodeInt64(); err != nil {
+			return err
+		}
+	}
+	*r = q
+	return nil
 }
 
 // RegisterBrokerResult answers a RegisterBrokerRequest: the broker epoch
@@ -64,12 +129,14 @@ func (r *RegisterBrokerResult) Fail(e APIError) {
 //     another process holds the node id (without Sessions there is no such
 //     check: a single node);
 //   - otherwise RegisterBrokerRecords: a new epoch, fencing the current
-//     registration in the same batch.
+//     registration in the same batch; unless r.PreviousBrokerEpoch is the
+//     current registration's epoch (a clean shutdown), the node also
+//     leaves every ELR (KIP-966), in the same batch.
 //
-// When fencing the current registration does not fit one operation
-// (OpBudget), the records are the partition changes that fit and the
-// answer is REQUEST_TIMED_OUT (retriable): the broker's retry goes on
-// with the rest, then registers.
+// When fencing the current registration and leaving the ELRs does not fit
+// one operation (OpBudget), the records are the partition changes that
+// fit and the answer is REQUEST_TIMED_OUT (retriable): the broker's retry
+// goes on with the rest, then registers.
 func (c *Controller) registerBroker(img *Image, r *RegisterBrokerRequest) (*RegisterBrokerResult, []Record) {
 	reg := BrokerRegistrationRecord{
 		NodeID:        r.NodeID,
@@ -92,15 +159,15 @@ func (c *Controller) registerBroker(img *Image, r *RegisterBrokerRequest) (*Regi
 				"a second process may not take the node id while that one holds it.",
 			r.NodeID, old.IncarnationID, old.Epoch)}, nil
 	}
-	recs, epoch, err := RegisterBrokerRecords(img, reg)
+	clean := exists && r.PreviousBrokerEpoch > 0 && r.PreviousBrokerEpoch == old.Epoch
+	recs, epoch, err := registerRecords(img, reg, clean, c.minISRDefault())
 	if err != nil {
 		return &RegisterBrokerResult{Error: errorIn(kmsg.BrokerRegistration, err)}, nil
 	}
 	var budget OpBudget
-	if !budget.Add(recs) {
+	if part, ok := within(recs, &budget); !ok {
 		// The old registration leads or follows too many partitions for
 		// one operation: move some of them now, the retry the rest.
-		part, _ := fenceWithin(img, old, &budget)
 		return &RegisterBrokerResult{Error: apiErr(kerr.RequestTimedOut,
 			"Fencing the previous registration of node %d (broker epoch %d) takes more than one operation; retry.",
 			r.NodeID, old.Epoch)}, part

@@ -30,7 +30,7 @@ func sampleRequests() []Request {
 		&AutoCreateTopicsRequest{Names: []string{"a", "b"}},
 		&AllocateProducerIDsRequest{BrokerID: 3, BrokerEpoch: 77},
 		&RegisterBrokerRequest{NodeID: 2, IncarnationID: uuidN(7), Host: "broker-2.example", Port: 9092,
-			ActorAddress: "10.0.0.2:8090", Rack: "rack-b", NowMs: 123456},
+			ActorAddress: "10.0.0.2:8090", Rack: "rack-b", NowMs: 123456, PreviousBrokerEpoch: 31},
 		&BrokerHeartbeatRequest{NodeID: 2, BrokerEpoch: 40, MetadataOffset: 99, WantFence: true, WantShutDown: true, NowMs: 7},
 		&ElectLeadersRequest{Proposals: []LeaderProposal{
 			{TopicID: uuidN(1), Partition: 3, Candidate: 2, BrokerEpoch: 40, PartitionEpoch: 5, Unclean: true},
@@ -212,5 +212,43 @@ func TestLeaderProposalWithoutUnclean(t *testing.T) {
 		if _, err := DecodeRequest(proposal(n)); !errors.Is(err, ErrMalformedRecord) {
 			t.Errorf("%d fields: %v", n, err)
 		}
+	}
+}
+
+// A RegisterBrokerRequest encoded before PreviousBrokerEpoch was appended
+// (seven fields) still decodes, as an unclean shutdown (-1); other lengths
+// are refused.
+func TestRegisterBrokerWithoutPreviousEpoch(t *testing.T) {
+	type requestV0 struct {
+		_msgpack      struct{} `msgpack:",as_array"`
+		NodeID        int32
+		IncarnationID UUID
+		Host          string
+		Port          int32
+		ActorAddress  string
+		Rack          string
+		NowMs         int64
+	}
+	old := requestV0{NodeID: 2, IncarnationID: uuidN(7), Host: "h", Port: 9092, ActorAddress: "a", Rack: "r", NowMs: 5}
+	b, err := encodeMessage(uint8(kindRegisterBroker), 0, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeRequest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &RegisterBrokerRequest{NodeID: 2, IncarnationID: uuidN(7), Host: "h", Port: 9092, ActorAddress: "a", Rack: "r", NowMs: 5,
+		PreviousBrokerEpoch: -1}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %#v, want %#v", got, want)
+	}
+	type requestShort struct {
+		_msgpack struct{} `msgpack:",as_array"`
+		NodeID   int32
+	}
+	b, _ = encodeMessage(uint8(kindRegisterBroker), 0, requestShort{NodeID: 2})
+	if _, err := DecodeRequest(b); !errors.Is(err, ErrMalformedRecord) {
+		t.Errorf("one field: %v", err)
 	}
 }

@@ -191,8 +191,15 @@ func dumpImage(img *Image) string {
 		fmt.Fprintf(&b, "topic %s id=%s%s\n", tp.Name(), tp.ID(), formatConfigs(img.Config(TopicResource(tp.Name()))))
 		for i := range tp.NumPartitions() {
 			p, _ := tp.Partition(i)
-			fmt.Fprintf(&b, "  %d: leader=%d leader-epoch=%d partition-epoch=%d replicas=%v isr=%v\n",
+			fmt.Fprintf(&b, "  %d: leader=%d leader-epoch=%d partition-epoch=%d replicas=%v isr=%v",
 				i, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.Replicas, p.ISR)
+			if len(p.ELR) > 0 {
+				fmt.Fprintf(&b, " elr=%v", p.ELR)
+			}
+			if len(p.LastKnownELR) > 0 {
+				fmt.Fprintf(&b, " last-known-elr=%v", p.LastKnownELR)
+			}
+			b.WriteString("\n")
 		}
 	}
 	return b.String()

@@ -63,6 +63,8 @@ func partitionRecordOf(p *Partition) PartitionRecord {
 		Leader:         p.Leader,
 		LeaderEpoch:    p.LeaderEpoch,
 		PartitionEpoch: p.PartitionEpoch,
+		ELR:            p.ELR,
+		LastKnownELR:   p.LastKnownELR,
 	}
 }
 

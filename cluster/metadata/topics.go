@@ -53,7 +53,9 @@ type Partition struct {
 	Index   int32 // the partition index
 	// Replicas is the assignment in preference order.
 	Replicas []int32
-	// ISR is the committed in-sync replica set, never empty.
+	// ISR is the committed in-sync replica set. It is empty only while
+	// the partition has no leader: its last member was fenced and moved
+	// to the ELR (KIP-966).
 	ISR []int32
 	// Leader is the leader's node id, or NoLeader.
 	Leader int32
@@ -61,6 +63,18 @@ type Partition struct {
 	LeaderEpoch int32
 	// PartitionEpoch grows with every change of the partition.
 	PartitionEpoch int32
+	// ELR is the eligible leader replicas (KIP-966), in assignment
+	// order: replicas that left the ISR while it was below
+	// min.insync.replicas, when the high watermark stands still, so they
+	// hold every committed record and may be elected cleanly when no ISR
+	// member is left (docs/DESIGN.md "Leader election"). Empty whenever
+	// the ISR has min.insync.replicas members; never overlaps the ISR.
+	ELR []int32
+	// LastKnownELR is the replicas that left the ELR because they came
+	// back from an unclean shutdown (they may have lost unflushed
+	// records), in assignment order: for operators, and the last resort
+	// of an election once ISR and ELR are empty. Emptied with the ELR.
+	LastKnownELR []int32
 }
 
 // HasLeader reports whether the partition has a leader.
@@ -72,11 +86,18 @@ func (p Partition) InISR(node int32) bool { return slices.Contains(p.ISR, node) 
 // IsReplica reports whether node is assigned a replica.
 func (p Partition) IsReplica(node int32) bool { return slices.Contains(p.Replicas, node) }
 
+// InELR reports whether node is an eligible leader replica.
+func (p Partition) InELR(node int32) bool { return slices.Contains(p.ELR, node) }
+
+// InLastKnownELR reports whether node is in the last known ELR.
+func (p Partition) InLastKnownELR(node int32) bool { return slices.Contains(p.LastKnownELR, node) }
+
 func (p *Partition) equal(o *Partition) bool {
 	return p.TopicID == o.TopicID && p.Index == o.Index &&
 		slices.Equal(p.Replicas, o.Replicas) && slices.Equal(p.ISR, o.ISR) &&
 		p.Leader == o.Leader && p.LeaderEpoch == o.LeaderEpoch &&
-		p.PartitionEpoch == o.PartitionEpoch
+		p.PartitionEpoch == o.PartitionEpoch &&
+		slices.Equal(p.ELR, o.ELR) && slices.Equal(p.LastKnownELR, o.LastKnownELR)
 }
 
 // writableTopic returns a copy of t that this build owns, installing it in
@@ -162,12 +183,6 @@ func (b *Builder) applyPartition(r PartitionRecord) error {
 	if int(r.Partition) != t.partitions.len() {
 		return invalid("partition %d of topic %q: the next partition is %d", r.Partition, t.name, t.partitions.len())
 	}
-	if err := checkAssignment(r.Replicas, r.ISR, r.Leader); err != nil {
-		return err
-	}
-	if r.LeaderEpoch < 0 || r.PartitionEpoch < 0 {
-		return invalid("negative epoch")
-	}
 	p := &Partition{
 		TopicID:        r.TopicID,
 		Index:          r.Partition,
@@ -176,6 +191,14 @@ func (b *Builder) applyPartition(r PartitionRecord) error {
 		Leader:         r.Leader,
 		LeaderEpoch:    r.LeaderEpoch,
 		PartitionEpoch: r.PartitionEpoch,
+		ELR:            idList(r.ELR),
+		LastKnownELR:   idList(r.LastKnownELR),
+	}
+	if err := p.check(); err != nil {
+		return err
+	}
+	if r.LeaderEpoch < 0 || r.PartitionEpoch < 0 {
+		return invalid("negative epoch")
 	}
 	t = b.writableTopic(t)
 	t.partitions.append(b.ownedChunks, p)
@@ -203,7 +226,7 @@ func (b *Builder) applyPartitionChange(r PartitionChangeRecord) error {
 
 // changePartition returns p changed by r, with KRaft's epoch rules.
 func changePartition(p Partition, r PartitionChangeRecord) (Partition, error) {
-	if r.Leader == LeaderNoChange && r.ISR == nil {
+	if r.Leader == LeaderNoChange && r.ISR == nil && r.ELR == nil && r.LastKnownELR == nil {
 		return p, invalid("the change changes nothing")
 	}
 	if r.Leader < LeaderNoChange {
@@ -215,15 +238,59 @@ func changePartition(p Partition, r PartitionChangeRecord) (Partition, error) {
 	if r.ISR != nil {
 		p.ISR = slices.Clone(r.ISR)
 	}
+	if r.ELR != nil {
+		p.ELR = idList(r.ELR)
+	}
+	if r.LastKnownELR != nil {
+		p.LastKnownELR = idList(r.LastKnownELR)
+	}
 	if r.Leader != LeaderNoChange {
 		p.Leader = r.Leader
 		p.LeaderEpoch++
 	}
 	p.PartitionEpoch++
-	if err := checkAssignment(p.Replicas, p.ISR, p.Leader); err != nil {
+	if err := p.check(); err != nil {
 		return p, err
 	}
 	return p, nil
+}
+
+// idList is ids as a partition holds it: a copy, nil when empty, so that
+// "none" has one form in an image.
+func idList(ids []int32) []int32 {
+	if len(ids) == 0 {
+		return nil
+	}
+	return slices.Clone(ids)
+}
+
+// check checks a partition's invariants: checkAssignment, and the ELR and
+// LastKnownELR distinct replicas outside the ISR and outside each other.
+func (p *Partition) check() error {
+	if err := checkAssignment(p.Replicas, p.ISR, p.Leader); err != nil {
+		return err
+	}
+	for _, set := range []struct {
+		name string
+		ids  []int32
+	}{{"ELR", p.ELR}, {"last known ELR", p.LastKnownELR}} {
+		for i, r := range set.ids {
+			switch {
+			case !p.IsReplica(r):
+				return invalid("%s member %d is not a replica in %v", set.name, r, p.Replicas)
+			case slices.Contains(set.ids[:i], r):
+				return invalid("%s member %d listed twice in %v", set.name, r, set.ids)
+			case p.InISR(r):
+				return invalid("%s member %d is in the ISR %v", set.name, r, p.ISR)
+			}
+		}
+	}
+	for _, r := range p.LastKnownELR {
+		if p.InELR(r) {
+			return invalid("last known ELR member %d is in the ELR %v", r, p.ELR)
+		}
+	}
+	return nil
 }
 
 const maxEpoch = int32(1<<31 - 1)
@@ -232,9 +299,9 @@ const maxEpoch = int32(1<<31 - 1)
 // factor is an int16).
 const MaxReplicas = 1<<15 - 1
 
-// checkAssignment checks a partition's invariants: distinct non-negative
-// replicas, a non-empty ISR of distinct replicas, and a leader in the ISR
-// or none.
+// checkAssignment checks a partition's assignment: distinct non-negative
+// replicas, an ISR of distinct replicas (non-empty unless the partition
+// has no leader), and a leader in the ISR or none.
 func checkAssignment(replicas, isr []int32, leader int32) error {
 	if len(replicas) == 0 || len(replicas) > MaxReplicas {
 		return invalid("%d replicas, want 1-%d", len(replicas), MaxReplicas)
@@ -246,7 +313,7 @@ func checkAssignment(replicas, isr []int32, leader int32) error {
 	if dup, ok := duplicate(sorted); ok {
 		return invalid("replica %d listed twice in %v", dup, replicas)
 	}
-	if len(isr) == 0 {
+	if len(isr) == 0 && leader != NoLeader {
 		return invalid("empty ISR")
 	}
 	sortedISR := sortedIDs(isr)

@@ -37,6 +37,12 @@ import (
 //     image holds the committed prefix (checked when the ISR changes and
 //     when the prefix grows): the state from which an election could lose
 //     acknowledged records, caught before an election happens to.
+//  6. Likewise every eligible leader replica (KIP-966: the ELR, which the
+//     controller may elect cleanly once no ISR member is left) holds the
+//     committed prefix, checked when the ELR changes and when the prefix
+//     grows. (The last known ELR is not checked: its members came back
+//     from an unclean shutdown, which may lose records in weir, though not
+//     here, where a killed node keeps its disk.)
 type checker struct {
 	w     *world
 	ackBy map[[2]int64]int32
@@ -47,9 +53,11 @@ type checker struct {
 	// verified counts those checked against the committed prefix.
 	acked    [][]storedBatch
 	verified []int
-	// Figures for the run's summary.
-	fencedAcksAll, leaderships int
-	ending                     bool
+	// Figures for the run's summary: elections won from the ELR and from
+	// the last known ELR are counted as the committed images show them.
+	fencedAcksAll, leaderships       int
+	elrElections, lastKnownElections int
+	ending                           bool
 }
 
 // storedBatch is a batch as stored at base (the exact bytes), and by whom.
@@ -312,7 +320,8 @@ func (c *checker) final() {
 	}
 }
 
-// isrHolds checks that every member of part's ISR in img holds bs.
+// isrHolds checks that every member of part's ISR (invariant 5) and ELR
+// (invariant 6) in img holds bs.
 func (c *checker) isrHolds(part int32, img *metadata.Image, bs []storedBatch) {
 	w := c.w
 	t, ok := img.Topic(topicName)
@@ -320,20 +329,26 @@ func (c *checker) isrHolds(part int32, img *metadata.Image, bs []storedBatch) {
 		return
 	}
 	p, _ := t.Partition(part)
-	for _, m := range p.ISR {
-		l := w.nodes[m].disk[part]
-		for _, b := range bs {
-			if !bytes.Equal(l.batchAt(b.base), b.data) {
-				w.fail("invariant 5: node %d, in the ISR %v of partition %d (partition epoch %d), lacks committed offset %d (committed by node %d at epoch %d; its log ends at %d)",
-					m, p.ISR, part, p.PartitionEpoch, b.base, b.node, b.epoch, l.leo)
-				return
+	for _, set := range []struct {
+		invariant int
+		name      string
+		members   []int32
+	}{{5, "ISR", p.ISR}, {6, "ELR", p.ELR}} {
+		for _, m := range set.members {
+			l := w.nodes[m].disk[part]
+			for _, b := range bs {
+				if !bytes.Equal(l.batchAt(b.base), b.data) {
+					w.fail("invariant %d: node %d, in the %s %v of partition %d (ISR %v, partition epoch %d), lacks committed offset %d (committed by node %d at epoch %d; its log ends at %d)",
+						set.invariant, m, set.name, set.members, part, p.ISR, p.PartitionEpoch, b.base, b.node, b.epoch, l.leo)
+					return
+				}
 			}
 		}
 	}
 }
 
-// onImage checks a newly committed image: a partition whose ISR changed
-// must have every member holding the committed prefix.
+// onImage checks a newly committed image: a partition whose ISR or ELR
+// changed must have every member holding the committed prefix.
 func (c *checker) onImage(prev, img *metadata.Image) {
 	t, ok := img.Topic(topicName)
 	if !ok {
@@ -343,7 +358,16 @@ func (c *checker) onImage(prev, img *metadata.Image) {
 	for i := range t.NumPartitions() {
 		p, _ := t.Partition(i)
 		if hadTopic {
-			if q, _ := pt.Partition(i); slices.Equal(p.ISR, q.ISR) {
+			q, _ := pt.Partition(i)
+			if p.HasLeader() && !q.HasLeader() {
+				switch {
+				case q.InELR(p.Leader):
+					c.elrElections++
+				case q.InLastKnownELR(p.Leader):
+					c.lastKnownElections++
+				}
+			}
+			if slices.Equal(p.ISR, q.ISR) && slices.Equal(p.ELR, q.ELR) {
 				continue
 			}
 		}

@@ -19,6 +19,11 @@
 // in-memory log checked against log.Log (memlog_test.go,
 // memlog_check_test.go).
 //
+// TestELRElection scripts, on the same machinery, the case KIP-966's
+// eligible leader replicas exist for (the ISR shrinks below
+// min.insync.replicas, then its last member dies) and checks that the
+// replica elected from the ELR holds every acks=all record.
+//
 // Running it:
 //
 //	go test ./internal/sim                                  # the CI seeds

@@ -2,13 +2,15 @@ package sim
 
 import "github.com/weirmq/weir/cluster/metadata"
 
-// elector is the rule of cluster/elections.go (unexported there, so its
-// rule is restated here, not its code): the eligible replicas of a
-// leaderless partition (unfenced ISR members, in assignment order)
-// propose in preference order, the first at once, each next one
-// staggerTicks later, and keep proposing until the image shows a leader.
-// Unclean elections are off (the default), so out-of-sync replicas never
-// propose.
+// elector is cluster/elections.go's (unexported there, so its shell is
+// restated here; its rule is metadata.Candidates, the controller's own):
+// the candidates of a leaderless partition's first open election
+// (unfenced ISR members; once none is left, unfenced eligible leader
+// replicas, KIP-966; once ISR and ELR are empty, the last known ELR; in
+// assignment order) propose in preference order, the first at once, each
+// next one staggerTicks later, and keep proposing until the image shows a
+// leader. Unclean elections are off (the default), so out-of-sync
+// replicas never propose.
 type elector struct {
 	// since is the tick each partition was first seen leaderless with
 	// this node eligible (-1: not).
@@ -51,21 +53,14 @@ func (e *elector) proposals(img *metadata.Image, topic metadata.UUID, node int32
 	return out
 }
 
-// candidateRank is node's place among p's unfenced registered ISR members
-// in assignment order, -1 if it is not one.
+// candidateRank is node's place among p's candidates, -1 if it is not
+// one.
 func candidateRank(img *metadata.Image, p metadata.Partition, node int32) int {
-	n := 0
-	for _, r := range p.Replicas {
-		if !p.InISR(r) {
-			continue
+	_, cands := metadata.Candidates(img, p, false)
+	for i, c := range cands {
+		if c == node {
+			return i
 		}
-		if b, ok := img.Broker(r); !ok || b.Fenced {
-			continue
-		}
-		if r == node {
-			return n
-		}
-		n++
 	}
 	return -1
 }

@@ -5,6 +5,10 @@ package sim
 // grow within a run) and the faults' rates.
 type scenario struct {
 	Nodes, Partitions, Producers int
+	// ReplicationFactor is the topic's (0: every node holds a replica).
+	ReplicationFactor int
+	// NoFaults injects no random faults: a scripted test injects its own.
+	NoFaults bool
 	// FaultMs is how long faults are injected; HealMs how long the run
 	// goes on after everything healed.
 	FaultMs, HealMs int64

@@ -52,10 +52,13 @@ type node struct {
 
 	ticks int64
 	// Broker duties.
-	epoch        int64
-	registering  bool
-	heartbeating bool
-	heartbeatAt  int64
+	epoch int64
+	// previousEpoch is the registration's PreviousBrokerEpoch: the
+	// previous process's epoch if it "shut down cleanly", else -1.
+	previousEpoch int64
+	registering   bool
+	heartbeating  bool
+	heartbeatAt   int64
 	// leaseFrom is when the last heartbeat the controller answered was
 	// sent (0: none).
 	leaseFrom int64
@@ -124,6 +127,15 @@ func (n *node) start() {
 	// matches a route of this one.
 	n.routes, n.parked = map[uint64]*route{}, nil
 	n.ticks = 0
+	// The process before was killed, which keeps its disk here (the page
+	// cache survives a SIGKILL): it may register as after a clean shutdown
+	// (its epoch: weir's Node.Stop and Halt) or an unclean one (-1: a
+	// SIGKILL or a power cut, after which it leaves the ELRs, KIP-966).
+	// Both are true of an intact disk, so either may be told.
+	n.previousEpoch = -1
+	if n.epoch > 0 && w.rng.IntN(2) == 0 {
+		n.previousEpoch = n.epoch
+	}
 	n.epoch, n.registering, n.heartbeating, n.heartbeatAt, n.leaseFrom = 0, false, false, -1<<40, 0
 	n.elector = newElector(w.cfg.Partitions, w.cfg.StaggerTicks)
 	n.electing, n.electAt = false, 0
@@ -374,7 +386,8 @@ func (n *node) register() {
 		return
 	}
 	n.registering = true
-	req := &metadata.RegisterBrokerRequest{NodeID: n.id, IncarnationID: n.incarnationID, Host: "127.0.0.1", Port: 9090 + n.id}
+	req := &metadata.RegisterBrokerRequest{NodeID: n.id, IncarnationID: n.incarnationID, Host: "127.0.0.1", Port: 9090 + n.id,
+		PreviousBrokerEpoch: n.previousEpoch}
 	n.submit(req, func(r metadata.Result) {
 		n.registering = false
 		res := r.(*metadata.RegisterBrokerResult)

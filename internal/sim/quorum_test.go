@@ -407,8 +407,12 @@ func (q *quorum) duties(c *controller) {
 	if !q.topicAsked && q.allUnfenced(c.spec) {
 		q.topicAsked = true
 		minISR := "2"
+		rf := w.cfg.ReplicationFactor
+		if rf == 0 {
+			rf = w.cfg.Nodes
+		}
 		req := &metadata.CreateTopicsRequest{Topics: []metadata.CreatableTopic{{
-			Name: topicName, NumPartitions: int32(w.cfg.Partitions), ReplicationFactor: int16(w.cfg.Nodes),
+			Name: topicName, NumPartitions: int32(w.cfg.Partitions), ReplicationFactor: int16(rf),
 			Configs: []metadata.ConfigValue{{Name: "min.insync.replicas", Value: &minISR}},
 		}}}
 		q.decide(c, req, func(res metadata.Result, _ int64) {

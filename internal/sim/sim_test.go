@@ -33,6 +33,9 @@ type result struct {
 // runStats are a run's figures.
 type runStats struct {
 	sent, ackedAll, ackedOne, failed, leaderships, fencedAcksAll, commits, healthyFenced int
+	// elrElections and lastKnownElections count the leaders elected from
+	// the ELR and from the last known ELR (KIP-966).
+	elrElections, lastKnownElections int
 	// codes counts the failed produces by Kafka error code (-2: no answer).
 	codes map[int16]int
 }
@@ -69,6 +72,8 @@ func runSeedTrace(seed uint64, full bool, sb *strings.Builder) result {
 	}
 	r.stats.leaderships = w.chk.leaderships
 	r.stats.fencedAcksAll = w.chk.fencedAcksAll
+	r.stats.elrElections = w.chk.elrElections
+	r.stats.lastKnownElections = w.chk.lastKnownElections
 	r.stats.commits = int(w.quorum.head())
 	r.stats.healthyFenced = w.quorum.healthyFenced
 	return r
@@ -145,6 +150,8 @@ func TestSimulation(t *testing.T) {
 				total.fencedAcksAll += r.stats.fencedAcksAll
 				total.commits += r.stats.commits
 				total.healthyFenced += r.stats.healthyFenced
+				total.elrElections += r.stats.elrElections
+				total.lastKnownElections += r.stats.lastKnownElections
 				if total.codes == nil {
 					total.codes = map[int16]int{}
 				}

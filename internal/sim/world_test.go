@@ -115,7 +115,9 @@ func (w *world) run() error {
 	for _, p := range w.producers {
 		p.start()
 	}
-	w.scheduleFaults()
+	if !w.cfg.NoFaults {
+		w.scheduleFaults()
+	}
 	w.after(w.cfg.TickMs, 0, w.quorum.tick)
 	end := startMs + w.cfg.FaultMs + w.cfg.HealMs
 	for len(w.q) > 0 && w.failure == nil {

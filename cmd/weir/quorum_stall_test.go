@@ -107,9 +107,10 @@ func TestQuorumResumesAfterFileLimit(t *testing.T) {
 	if _, err := p.WaitForLineAfter(ctx, mark, `accept failed`); err != nil {
 		t.Fatalf("the broker never ran out of descriptors: %v", err)
 	}
-	if code, _ := createTopicErr(ctx, t, cl, "during", 1000); code == 0 {
-		t.Fatal("a topic was created with no descriptor left for the metadata write")
-	}
+	// The topic's entry may still be applied: when its log append was
+	// durable and only the hard state (the commit index) could not be
+	// written, raft may apply it. The write that failed stalls the quorum.
+	_, _ = createTopicErr(ctx, t, cl, "during", 1000)
 	if _, err := p.WaitForLineAfter(ctx, mark, stallLine); err != nil {
 		t.Fatal(err)
 	}
@@ -155,9 +156,8 @@ func TestQuorumResumesAfterDiskFull(t *testing.T) {
 	filler := filepath.Join(mnt, "filler")
 	fill(t, filler)
 	mark := p.Mark()
-	if code, _ := createTopicErr(ctx, t, cl, "during", 1000); code == 0 {
-		t.Fatal("a topic was created on a full disk")
-	}
+	// As above: the entry may apply if only the hard-state write failed.
+	_, _ = createTopicErr(ctx, t, cl, "during", 1000)
 	if _, err := p.WaitForLineAfter(ctx, mark, stallLine); err != nil {
 		t.Fatal(err)
 	}

@@ -77,6 +77,21 @@ func createTopicCode(ctx context.Context, t *testing.T, cl *kgo.Client, name str
 	return resp.Topics[0].ErrorCode, deref(resp.Topics[0].ErrorMessage)
 }
 
+// clientWithTopic returns a client of n, closed at the test's end, and a
+// context of a minute, after creating topic through it.
+func clientWithTopic(t *testing.T, n *Node, topic string) (*kgo.Client, context.Context) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	createOneTopic(ctx, t, cl, topic)
+	return cl, ctx
+}
+
 // waitFor polls cond until it holds or ctx ends.
 func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -103,14 +118,7 @@ func TestMetadataWritesResumeAfterDiskFull(t *testing.T) {
 	out := &lockedBuffer{}
 	n, sys := startTestNodeLogging(t, map[string]string{"log.dirs": "/data", "listeners": "PLAINTEXT://127.0.0.1:0"}, mem, slog.New(slog.NewTextHandler(out, nil)))
 	defer stopNode(t, n, sys)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr().String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	createOneTopic(ctx, t, cl, "before")
+	cl, ctx := clientWithTopic(t, n, "before")
 
 	full.set(true)
 	if code, _ := createTopicCode(ctx, t, cl, "during", 500); code != kerr.RequestTimedOut.Code {
@@ -169,14 +177,7 @@ func TestMetadataActorAnswersWhileFsyncBlocks(t *testing.T) {
 	n, sys := startTestNode(t, map[string]string{"log.dirs": "/data", "listeners": "PLAINTEXT://127.0.0.1:0"}, mem)
 	defer stopNode(t, n, sys)
 	defer unblock()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr().String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	createOneTopic(ctx, t, cl, "before")
+	cl, ctx := clientWithTopic(t, n, "before")
 
 	mu.Lock()
 	block = true

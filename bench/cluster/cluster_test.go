@@ -92,9 +92,12 @@ func TestRunSmall(t *testing.T) {
 			t.Errorf("round %d: %d producers measured, want %d", i+1, len(r.Stalls), wantClients)
 		}
 		for _, s := range r.Stalls {
-			// The victim led partitions: they stalled at least until
-			// the leadership moved away from it.
-			if s.Longest <= 0 || s.Stalled == 0 {
+			// A stall is measured for every producer; it may be none
+			// (no partition without acknowledgements for 100 ms) when
+			// the leaderships moved within a few send periods, as they
+			// do once the survivors see the killed node's connections
+			// close. A stall counted on a partition has a length.
+			if s.Longest < 0 || (s.Stalled > 0 && s.Longest <= 0) {
 				t.Errorf("round %d: %s: %+v", i+1, s.Client, s)
 			}
 		}

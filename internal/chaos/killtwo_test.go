@@ -24,6 +24,16 @@ const (
 	// outageDeliveryTimeout is the franz-go client's record delivery
 	// timeout (delivery.timeout.ms).
 	outageDeliveryTimeout = 5 * time.Second
+	// outageMetadataMinAge is the franz-go client's MetadataMinAge.
+	// franz-go looks at a record's delivery timeout only when it is
+	// about to write a request or has an answer: after a
+	// NOT_LEADER_OR_FOLLOWER or a refused connection the record waits
+	// for the next metadata refresh, which comes at the earliest this
+	// long after the last one (5 s at its default). The bound on a
+	// failed record is therefore the delivery timeout plus this, plus a
+	// request's timeout; a short one keeps the bound tight enough to
+	// catch a broker that holds a request.
+	outageMetadataMinAge = 500 * time.Millisecond
 	// outageSlack is how late an answer may be on a loaded machine.
 	outageSlack = 3 * time.Second
 	// outageWindow is how long produces are tried while two nodes are
@@ -74,7 +84,8 @@ func killTwoOfThree(t *testing.T, oneBack bool) {
 	// The producer of the outage: acks=all, not idempotent (so its
 	// delivery timeout always applies), short timeouts.
 	outage := newSyncProducer(t, "outage", ledger, c.Bootstrap(), topic, kgo.DisableIdempotentWrite(),
-		kgo.ProduceRequestTimeout(outageRequestTimeout), kgo.RecordDeliveryTimeout(outageDeliveryTimeout))
+		kgo.ProduceRequestTimeout(outageRequestTimeout), kgo.RecordDeliveryTimeout(outageDeliveryTimeout),
+		kgo.MetadataMinAge(outageMetadataMinAge))
 	if acked, failed, errs := outage.produce(partitions, partitions); failed > 0 {
 		t.Fatalf("before the kills: %d acknowledged, %d failed: %v", acked, failed, errs[0])
 	}
@@ -129,7 +140,7 @@ func killTwoOfThree(t *testing.T, oneBack bool) {
 	if acked > 0 {
 		t.Errorf("franz-go: %d acks=all records acknowledged with two of three nodes dead", acked)
 	}
-	if took > outageDeliveryTimeout+outageRequestTimeout+outageSlack {
+	if took > outageDeliveryTimeout+outageMetadataMinAge+outageRequestTimeout+outageSlack {
 		t.Errorf("franz-go: %d records failed only after %v, delivery timeout %v", failed, took, outageDeliveryTimeout)
 	}
 	kinds := map[string]int{}

@@ -36,8 +36,9 @@ type ClientStall struct {
 // Round is one failover: the node leading the most partitions SIGKILLed
 // (restarted afterwards) or SIGSTOPped (SIGCONTed afterwards).
 type Round struct {
-	// Signal is "SIGKILL" or "SIGSTOP".
+	// Signal is "SIGKILL" or "SIGSTOP", sent at At.
 	Signal string
+	At     time.Time
 	// Victim is the node signalled and Led the partitions it led.
 	Victim int32
 	Led    int
@@ -138,7 +139,8 @@ func (r *runner) runFailover(ctx context.Context, c *weirCluster) (*FailoverResu
 		}
 		rd, err := r.failoverRound(ctx, c, prods, sig)
 		res.Rounds = append(res.Rounds, rd)
-		r.log.Info("failover round", "round", i+1, "of", len(signals), "signal", rd.Signal, "victim", rd.Victim,
+		r.log.Info("failover round", "round", i+1, "of", len(signals), "signal", rd.Signal,
+			"at", rd.At.Format("15:04:05.000"), "victim", rd.Victim,
 			"led", rd.Led, "controller", rd.Controller, "detected", rd.Detected, "fenced", rd.Fenced,
 			"leadership", rd.Leadership, "stalls", stallsText(rd.Stalls), "rejoin", rd.Rejoin, "problems", len(rd.Problems))
 		for _, p := range rd.Problems {
@@ -200,6 +202,7 @@ func (r *runner) failoverRound(ctx context.Context, c *weirCluster, prods []prod
 	}
 
 	signalled := time.Now()
+	rd.At = signalled
 	if err := victim.signal(sig); err != nil {
 		return rd, err
 	}

@@ -29,12 +29,22 @@ import (
 //	done ACKED FAILED DROPPED VERSION   at the end, after stdin closed
 //
 // Times are Unix nanoseconds (CLOCK_REALTIME, as Go's wall clock).
+//
+// For a look at what librdkafka does in a round, WEIR_BENCH_RDKAFKA_DEBUG
+// sets its debug contexts (as "broker,topic,metadata,msg") and
+// WEIR_BENCH_RDKAFKA_LOG names the file its log (stderr) then goes to;
+// each line carries a Unix timestamp to the millisecond.
 const rdkafkaScript = `
-import sys, threading, time
+import os, sys, threading, time
 from confluent_kafka import Producer, libversion
 boot, topic = sys.argv[1], sys.argv[2]
 parts, every, min_gap = int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-p = Producer({'bootstrap.servers': boot})
+conf = {'bootstrap.servers': boot}
+if os.environ.get('WEIR_BENCH_RDKAFKA_DEBUG'):
+    conf['debug'] = os.environ['WEIR_BENCH_RDKAFKA_DEBUG']
+if os.environ.get('WEIR_BENCH_RDKAFKA_LOG'):
+    os.dup2(os.open(os.environ['WEIR_BENCH_RDKAFKA_LOG'], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), 2)
+p = Producer(conf)
 last = [0] * parts
 counts = {'acked': 0, 'failed': 0, 'dropped': 0}
 out = sys.stdout

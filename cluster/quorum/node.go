@@ -29,6 +29,9 @@ type Node struct {
 	// startCommit is the commit index in storage at start (StartCommit).
 	startCommit uint64
 	snapIndex   uint64
+	// snapshotDue asks for a snapshot at the next chance (a learner was
+	// added while the log was compacted: learners.go).
+	snapshotDue bool
 	announced   uint64      // the last term this node announced itself as controller in
 	pending     []*proposal // proposals not yet resolved, in proposal order
 	failed      error       // set once: a corrupt log or an apply failure; the node is stopped
@@ -53,7 +56,8 @@ type proposal struct {
 // NewNode starts the node on st: it restores the image from the newest
 // snapshot; raft then hands the committed entries after it back through
 // HandleReady. A node that is the only voter campaigns at once and is
-// leader after the first HandleReady.
+// leader after the first HandleReady. A node that is not a voter is a
+// learner (learners.go): it waits for the leader to add it.
 func NewNode(cfg Config, st *Storage) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -75,7 +79,7 @@ func NewNode(cfg Config, st *Storage) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, st: st, rn: rn, w: newWriter(st), confState: cs, applied: idx, snapIndex: idx, startCommit: hs.GetCommit()}
 	n.image.Store(img)
-	if len(cfg.Voters) == 1 {
+	if len(cfg.Voters) == 1 && cfg.IsVoter() {
 		if err := rn.Campaign(); err != nil {
 			return nil, fmt.Errorf("quorum: campaign: %w", err)
 		}
@@ -422,7 +426,7 @@ func (n *Node) applyEntry(b *metadata.Builder, e *pb.Entry) error {
 		if err != nil {
 			return fmt.Errorf("%w: entry %d: %w", ErrApplyFailed, idx, err)
 		}
-		n.confState = n.rn.ApplyConfChange(cc)
+		n.applyConfChange(cc)
 	}
 	if err := b.AdvanceTo(int64(idx)); err != nil {
 		return fmt.Errorf("%w: entry %d: %w", ErrApplyFailed, idx, err)
@@ -535,7 +539,9 @@ func (n *Node) afterAdvance() error {
 
 // maybeSnapshot takes a snapshot when one is due.
 func (n *Node) maybeSnapshot() error {
-	if n.cfg.SnapshotEntries > 0 && n.applied-n.snapIndex >= n.cfg.SnapshotEntries {
+	due := n.snapshotDue || (n.cfg.SnapshotEntries > 0 && n.applied-n.snapIndex >= n.cfg.SnapshotEntries)
+	if due && n.applied > n.snapIndex {
+		n.snapshotDue = false
 		return n.Snapshot()
 	}
 	return nil

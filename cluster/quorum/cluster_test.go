@@ -15,8 +15,8 @@ type testCluster struct {
 	t      *testing.T
 	ids    []int32 // voters, then learners
 	voters []int32
-	nodes map[int32]*testNode
-	down  map[int32]bool
+	nodes  map[int32]*testNode
+	down   map[int32]bool
 }
 
 func newTestCluster(t *testing.T, ids ...int32) *testCluster {

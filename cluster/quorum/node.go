@@ -32,6 +32,8 @@ type Node struct {
 	// snapshotDue asks for a snapshot at the next chance (a learner was
 	// added while the log was compacted: learners.go).
 	snapshotDue bool
+	// installed counts the snapshots received and installed (Status).
+	installed int
 	announced   uint64      // the last term this node announced itself as controller in
 	pending     []*proposal // proposals not yet resolved, in proposal order
 	failed      error       // set once: a corrupt log or an apply failure; the node is stopped
@@ -376,6 +378,7 @@ func (n *Node) applySnapshot(snap *pb.Snapshot) error {
 	}
 	meta := snap.GetMetadata()
 	n.image.Store(img)
+	n.installed++
 	n.confState = proto.Clone(meta.GetConfState()).(*pb.ConfState)
 	n.applied, n.snapIndex = meta.GetIndex(), meta.GetIndex()
 	n.resolveThrough(meta.GetIndex(), meta.GetTerm(), true)

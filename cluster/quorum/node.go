@@ -34,9 +34,9 @@ type Node struct {
 	snapshotDue bool
 	// installed counts the snapshots received and installed (Status).
 	installed int
-	announced   uint64      // the last term this node announced itself as controller in
-	pending     []*proposal // proposals not yet resolved, in proposal order
-	failed      error       // set once: a corrupt log or an apply failure; the node is stopped
+	announced uint64      // the last term this node announced itself as controller in
+	pending   []*proposal // proposals not yet resolved, in proposal order
+	failed    error       // set once: a corrupt log or an apply failure; the node is stopped
 	// w does the storage writes (writer.go).
 	w *writer
 	// stalled is the storage error HandleReady last met, nil once the

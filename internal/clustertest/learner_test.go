@@ -92,7 +92,8 @@ func unfencedEverywhere(c *clustertest.Cluster, n int) {
 // and a client that knows only the learner produces and consumes. The
 // learner crashes; while it is down the voters compact their metadata log
 // past its position; restarted, it catches up from a snapshot, registers
-// again, rejoins the ISRs, and nothing acknowledged is lost.
+// again, rejoins the ISRs, and nothing acknowledged is lost. Last the
+// controller crashes, and the learner follows its successor.
 func TestClusterLearner(t *testing.T) {
 	c := clustertest.Start(t, clustertest.Options{Nodes: 3, Learners: 1, MetadataSnapshotEntries: 20})
 	const learner = int32(4)
@@ -188,4 +189,19 @@ func TestClusterLearner(t *testing.T) {
 	}
 	produce(t, c, cl, "learned", "after", 100, &got)
 	consumeAll(t, seed, "learned", &got)
+
+	// The controller crashes: the learner follows the new one, and its
+	// registration and replicas carry on.
+	old := quorumStatus(t, c, learner).LeaderID
+	c.Halt(old)
+	c.WaitFor(30*time.Second, "the learner following a new controller", func() bool {
+		id := quorumStatus(t, c, learner).LeaderID
+		return id >= 1 && id <= 3 && id != old && quorumStatus(t, c, id).Leader
+	})
+	c.WaitLeaders("learned", 30*time.Second)
+	produce(t, c, cl, "learned", "new-controller", 100, &got)
+	consumeAll(t, seed, "learned", &got)
+	if s := quorumStatus(t, c, quorumStatus(t, c, learner).LeaderID); len(s.Observers) != 1 || s.Observers[0].ID != learner {
+		t.Fatalf("the new controller's status: observers %+v", s.Observers)
+	}
 }

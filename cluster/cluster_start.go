@@ -17,7 +17,8 @@ import (
 
 // planCluster reads the replicated cluster's settings: a node with
 // gossip.listener joins a cluster, one without runs alone as its own
-// single voter; controller.quorum.voters lists the voters.
+// single voter; controller.quorum.voters lists the voters, and a node not
+// listed is a learner (learners.go).
 func (n *Node) planCluster() error {
 	for n.incarnation.IsZero() {
 		_, _ = rand.Read(n.incarnation[:])
@@ -33,9 +34,7 @@ func (n *Node) planCluster() error {
 	if !n.clustered && (len(voters) > 1 || voters[0] != n.id) {
 		return fmt.Errorf("%w: controller.quorum.voters %v names other nodes, but gossip.listener (--gossip-addr) is not set: nodes find each other by gossip", ErrInvalidConfig, voters)
 	}
-	if !slices.Contains(voters, n.id) {
-		return fmt.Errorf("%w: node %d is not among controller.quorum.voters %v; learners are not supported yet: list every node as a voter", ErrInvalidConfig, n.id, voters)
-	}
+	// A node not among the voters is a learner (learners.go).
 	n.voters = voters
 	return nil
 }
@@ -55,6 +54,9 @@ func (n *Node) profile() membership.Profile {
 func (n *Node) quorumConfig() quorum.Config {
 	c := quorum.DefaultConfig(n.id)
 	c.Voters = n.voters
+	if n.cfg.MetadataSnapshotEntries > 0 {
+		c.SnapshotEntries = n.cfg.MetadataSnapshotEntries
+	}
 	if !n.clustered {
 		return c
 	}

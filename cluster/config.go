@@ -40,6 +40,10 @@ type Config struct {
 	StartTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// MetadataSnapshotEntries, when set, replaces the metadata quorum's
+	// snapshot interval (quorum.Config.SnapshotEntries, default 10000
+	// applied entries): a test seam, so that tests see the log compacted.
+	MetadataSnapshotEntries uint64
 	// OpenFileLimit, when set, replaces the process's RLIMIT_NOFILE in
 	// the division of file descriptors (files.go): a test seam.
 	OpenFileLimit uint64

@@ -19,12 +19,16 @@ type controllerState struct {
 	// lastMs is when the duties last ran (controller time): a long gap
 	// means the controller itself was not running.
 	lastMs int64
+	// learnerAsked is the tick each learner's addition was last proposed
+	// at, for the nodes not yet in the raft configuration (learners.go).
+	learnerAsked map[int32]int64
 }
 
 // controllerDuties runs the controller's own work while this node leads
 // the quorum: it names a new cluster, gives every broker a full session
 // when it takes over (it has no heartbeat history), and fences the brokers
-// whose sessions expired (docs/DESIGN.md "Brokers and fencing").
+// whose sessions expired (docs/DESIGN.md "Brokers and fencing"), and adds
+// the learners gossip shows to the raft configuration (learners.go).
 func (a *metadataActor) controllerDuties() {
 	if a.failed != nil || !a.controllerReady() {
 		a.ctl.lastMs = 0 // a gap while not leading is no stall
@@ -50,6 +54,7 @@ func (a *metadataActor) controllerDuties() {
 		}
 		return
 	}
+	a.addLearners()
 	if a.controller.Sessions == nil || a.ctl.fencing {
 		return
 	}

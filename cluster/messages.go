@@ -5,6 +5,7 @@ import (
 
 	"github.com/weirmq/weir/cluster/membership"
 	"github.com/weirmq/weir/cluster/metadata"
+	"github.com/weirmq/weir/cluster/quorum"
 	"github.com/weirmq/weir/cluster/transport"
 	"github.com/weirmq/weir/wire"
 )
@@ -97,7 +98,9 @@ var remoteTypes = []transport.Type{
 }
 
 // describeQuorum asks the metadata actor for the quorum's status
-// (DescribeQuorum); reply runs in the actor.
+// (DescribeQuorum); reply (or, when set, raw with the driver's own
+// status) runs in the actor.
 type describeQuorum struct {
 	reply func(wire.QuorumStatus)
+	raw   func(quorum.Status)
 }

@@ -174,6 +174,10 @@ func (a *metadataActor) Receive(ctx actor.Context) {
 		a.duty.shuttingDown = true
 		a.duty.fencing = a.duty.fencing || m.fence
 	case *describeQuorum:
+		if m.raw != nil {
+			m.raw(a.q.Status())
+			return
+		}
 		m.reply(quorumStatus(a.q.Status(), a.n.MetadataHealth(), a.n))
 	case *actor.Stopping:
 		a.failAll(fmt.Errorf("%w: node stopping", ErrNodeFailed))

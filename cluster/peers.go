@@ -29,6 +29,7 @@ type peerBook map[int32][]peer
 type peer struct {
 	name       string // the memberlist name (one per process)
 	remoteAddr string
+	voter      bool // it gossips that it is a voter (learners.go)
 }
 
 // active returns the process node id's messages go to.
@@ -156,7 +157,7 @@ func (a *metadataActor) onMember(e membership.Event) {
 		if e.Member.State != membership.Alive && e.Member.State != membership.Suspect {
 			return
 		}
-		a.peers.alive(id, peer{name: e.Member.Name, remoteAddr: addr})
+		a.peers.alive(id, peer{name: e.Member.Name, remoteAddr: addr, voter: e.Member.Meta.Voter})
 		if a.remote != nil && addr != "" {
 			a.remote.SetDown(addr, false)
 		}

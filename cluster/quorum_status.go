@@ -47,6 +47,23 @@ func (n *Node) DescribeQuorum(ctx context.Context) (wire.QuorumStatus, error) {
 	}
 }
 
+// QuorumStatus returns the metadata quorum driver's status on this node
+// (quorum.Node.Status: membership, snapshots), asked of the metadata
+// actor; it waits at most until ctx ends.
+func (n *Node) QuorumStatus(ctx context.Context) (quorum.Status, error) {
+	if n.stopped.Load() {
+		return quorum.Status{}, ErrStopped
+	}
+	done := make(chan quorum.Status, 1)
+	n.system.Root.Send(n.meta, &describeQuorum{raw: func(s quorum.Status) { done <- s }})
+	select {
+	case s := <-done:
+		return s, nil
+	case <-ctx.Done():
+		return quorum.Status{}, ctx.Err()
+	}
+}
+
 func (b *nodeBroker) DescribeQuorum(ctx context.Context) (wire.QuorumStatus, error) {
 	return (*Node)(b).DescribeQuorum(ctx)
 }

@@ -252,7 +252,7 @@ var brokerTable = []Entry{
 	broker("controller.listener.names", TypeList, "", Validator{},
 		"Names of the listeners KRaft controllers use; weir's quorum needs none, so these entries of listeners and advertised.listeners are skipped."),
 	withFlag(broker("controller.quorum.voters", TypeList, "", Validator{},
-		"The node ids of the metadata quorum's voters, as 1,2,3 (Kafka's 1@host:port,... is accepted; the addresses are ignored: nodes find each other by gossip). Empty makes this node its own single voter. Every node of a cluster lists the same voters; a node not listed is a learner."),
+		"The node ids of the metadata quorum's voters, as 1,2,3 (Kafka's 1@host:port,... is accepted; the addresses are ignored: nodes find each other by gossip). Empty makes this node its own single voter. Every node of a cluster lists the same voters; a node not listed is a learner: it never votes or campaigns, applies the metadata log once the controller has added it (when gossip shows it), and is a broker like any other. The voters never change at run time."),
 		"voters"),
 	departs(broker("default.replication.factor", TypeInt, null, atLeast("1"),
 		"The replication factor of auto-created topics and of CreateTopics with -1; unset means min(3, number of voters)."),

@@ -12,18 +12,28 @@ import (
 // testCluster runs voters in one process; the test loop delivers their
 // messages, and may cut a node off. No network, no clock: time is Tick.
 type testCluster struct {
-	t     *testing.T
-	ids   []int32
-	nodes map[int32]*testNode
-	down  map[int32]bool
+	t      *testing.T
+	ids    []int32 // voters, then learners
+	voters []int32
+	nodes  map[int32]*testNode
+	down   map[int32]bool
 }
 
 func newTestCluster(t *testing.T, ids ...int32) *testCluster {
-	c := &testCluster{t: t, ids: ids, nodes: map[int32]*testNode{}, down: map[int32]bool{}}
+	c := &testCluster{t: t, ids: slices.Clone(ids), voters: ids, nodes: map[int32]*testNode{}, down: map[int32]bool{}}
 	for _, id := range ids {
 		c.nodes[id] = newTestNode(t, id, ids)
 	}
 	return c
+}
+
+// startLearners starts nodes outside the voters: learners, which the
+// leader has not added yet.
+func (c *testCluster) startLearners(ids ...int32) {
+	for _, id := range ids {
+		c.nodes[id] = newTestNode(c.t, id, c.voters)
+		c.ids = append(c.ids, id)
+	}
 }
 
 // settle handles Ready on every node and delivers messages until none are
@@ -70,7 +80,7 @@ func (c *testCluster) tick(n int) {
 	}
 }
 
-// leader ticks until exactly one node that is up leads and every node up
+// leader ticks until exactly one node that is up leads and every voter up
 // knows it, and returns it.
 func (c *testCluster) leader() *testNode {
 	c.t.Helper()
@@ -85,7 +95,7 @@ func (c *testCluster) leader() *testNode {
 				leaders = append(leaders, id)
 			}
 		}
-		for _, id := range c.ids {
+		for _, id := range c.voters { // (a learner learns of the leader once added)
 			if !c.down[id] && len(leaders) == 1 && c.nodes[id].n.Leader() != leaders[0] {
 				agreed = false
 			}

@@ -16,7 +16,9 @@ type Config struct {
 	// NodeID is this node's node.id (>= 0).
 	NodeID int32
 	// Voters is the static voter list (controller.quorum.voters): distinct
-	// node ids >= 0, including NodeID. A single node is its own voter.
+	// node ids >= 0. A single node is its own voter. A NodeID not among
+	// them is a learner: it never campaigns or votes, and applies the log
+	// once the leader has added it (Node.AddLearner).
 	Voters []int32
 	// ElectionTicks is raft's election timeout in ticks; it must exceed
 	// HeartbeatTicks. Default 10.
@@ -69,11 +71,11 @@ func (c Config) Validate() error {
 		}
 		seen[v] = true
 	}
-	if !slices.Contains(c.Voters, c.NodeID) {
-		return fmt.Errorf("%w: node %d is not among the voters %v (learners come later)", ErrInvalidConfig, c.NodeID, c.Voters)
-	}
 	return nil
 }
+
+// IsVoter reports whether the node is one of the voters (else a learner).
+func (c Config) IsVoter() bool { return slices.Contains(c.Voters, c.NodeID) }
 
 // raftConfig is the RawNode config: PreVote and CheckQuorum on, proposals
 // not forwarded (only the leader, the controller, proposes), storage

@@ -5,7 +5,10 @@
 // publishes through an atomic pointer. A single node is its own voter; the
 // voters are a static list of node ids (controller.quorum.voters). PreVote
 // and CheckQuorum are on, and proposals are never forwarded: only the
-// leader, the controller, proposes.
+// leader, the controller, proposes. A node outside the voters is a raft
+// learner (learners.go): it never votes or campaigns, and applies the log
+// once the leader has added it (Node.AddLearner); the only configuration
+// changes ever applied add or remove learners.
 //
 // # Storage
 //

@@ -30,6 +30,9 @@ var (
 	ErrStorageUnavailable = kafkaerr.New(kafkaerr.LogUnavailable, "quorum: metadata storage unavailable")
 	// ErrInvalidConfig reports a Config that Validate rejects.
 	ErrInvalidConfig = errors.New("quorum: invalid config")
+	// ErrNotLearner is returned by AddLearner for a voter (or a negative
+	// id): the voters are static, and a voter never becomes a learner.
+	ErrNotLearner = errors.New("quorum: not a learner")
 	// ErrEmptyProposal is returned by Propose without records.
 	ErrEmptyProposal = errors.New("quorum: empty proposal")
 )

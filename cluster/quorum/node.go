@@ -29,9 +29,14 @@ type Node struct {
 	// startCommit is the commit index in storage at start (StartCommit).
 	startCommit uint64
 	snapIndex   uint64
-	announced   uint64      // the last term this node announced itself as controller in
-	pending     []*proposal // proposals not yet resolved, in proposal order
-	failed      error       // set once: a corrupt log or an apply failure; the node is stopped
+	// snapshotDue asks for a snapshot at the next chance (a learner was
+	// added while the log was compacted: learners.go).
+	snapshotDue bool
+	// installed counts the snapshots received and installed (Status).
+	installed int
+	announced uint64      // the last term this node announced itself as controller in
+	pending   []*proposal // proposals not yet resolved, in proposal order
+	failed    error       // set once: a corrupt log or an apply failure; the node is stopped
 	// w does the storage writes (writer.go).
 	w *writer
 	// stalled is the storage error HandleReady last met, nil once the
@@ -53,7 +58,8 @@ type proposal struct {
 // NewNode starts the node on st: it restores the image from the newest
 // snapshot; raft then hands the committed entries after it back through
 // HandleReady. A node that is the only voter campaigns at once and is
-// leader after the first HandleReady.
+// leader after the first HandleReady. A node that is not a voter is a
+// learner (learners.go): it waits for the leader to add it.
 func NewNode(cfg Config, st *Storage) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -75,7 +81,7 @@ func NewNode(cfg Config, st *Storage) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, st: st, rn: rn, w: newWriter(st), confState: cs, applied: idx, snapIndex: idx, startCommit: hs.GetCommit()}
 	n.image.Store(img)
-	if len(cfg.Voters) == 1 {
+	if len(cfg.Voters) == 1 && cfg.IsVoter() {
 		if err := rn.Campaign(); err != nil {
 			return nil, fmt.Errorf("quorum: campaign: %w", err)
 		}
@@ -372,6 +378,7 @@ func (n *Node) applySnapshot(snap *pb.Snapshot) error {
 	}
 	meta := snap.GetMetadata()
 	n.image.Store(img)
+	n.installed++
 	n.confState = proto.Clone(meta.GetConfState()).(*pb.ConfState)
 	n.applied, n.snapIndex = meta.GetIndex(), meta.GetIndex()
 	n.resolveThrough(meta.GetIndex(), meta.GetTerm(), true)
@@ -422,7 +429,7 @@ func (n *Node) applyEntry(b *metadata.Builder, e *pb.Entry) error {
 		if err != nil {
 			return fmt.Errorf("%w: entry %d: %w", ErrApplyFailed, idx, err)
 		}
-		n.confState = n.rn.ApplyConfChange(cc)
+		n.applyConfChange(cc)
 	}
 	if err := b.AdvanceTo(int64(idx)); err != nil {
 		return fmt.Errorf("%w: entry %d: %w", ErrApplyFailed, idx, err)
@@ -535,7 +542,9 @@ func (n *Node) afterAdvance() error {
 
 // maybeSnapshot takes a snapshot when one is due.
 func (n *Node) maybeSnapshot() error {
-	if n.cfg.SnapshotEntries > 0 && n.applied-n.snapIndex >= n.cfg.SnapshotEntries {
+	due := n.snapshotDue || (n.cfg.SnapshotEntries > 0 && n.applied-n.snapIndex >= n.cfg.SnapshotEntries)
+	if due && n.applied > n.snapIndex {
+		n.snapshotDue = false
 		return n.Snapshot()
 	}
 	return nil

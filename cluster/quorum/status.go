@@ -21,6 +21,14 @@ type Status struct {
 	HighWatermark int64
 	// Voters and Observers (raft learners), in node id order.
 	Voters, Observers []ReplicaStatus
+	// Learner is true on a node outside the voters (learners.go).
+	Learner bool
+	// SnapshotIndex is the raft index of the newest snapshot this node
+	// holds (taken or received), 0 if none.
+	SnapshotIndex uint64
+	// SnapshotsInstalled counts the snapshots this node received from the
+	// leader and installed since it started.
+	SnapshotsInstalled int
 }
 
 // ReplicaStatus is one voter or observer as the leader tracks it.
@@ -38,7 +46,9 @@ type ReplicaStatus struct {
 // must be called from the goroutine that owns the node.
 func (n *Node) Status() Status {
 	st := n.rn.Status()
-	s := Status{LeaderID: n.Leader(), Term: st.GetTerm()}
+	snap, _ := n.st.Snapshot()
+	s := Status{LeaderID: n.Leader(), Term: st.GetTerm(), Learner: !n.cfg.IsVoter(),
+		SnapshotIndex: snap.GetMetadata().GetIndex(), SnapshotsInstalled: n.installed}
 	if st.RaftState != raft.StateLeader {
 		return s
 	}

@@ -40,6 +40,9 @@ type Options struct {
 	Configs map[string]string
 	// Args are extra `weir serve` arguments for every node.
 	Args []string
+	// Learners is how many of the nodes, the highest ids, are left out of
+	// --voters: metadata quorum learners. The rest are the voters.
+	Learners int
 }
 
 // State is what a node is doing, as the harness left it.
@@ -99,13 +102,14 @@ type node struct {
 }
 
 // StartCluster starts n `weir serve` processes that form one cluster
-// (node ids 1..n, the same --join list and --voters on every node,
-// --gossip-profile relaxed) and waits until every node serves. It fails
+// (node ids 1..n, the same --join list and --voters on every node: all
+// ids but the Options.Learners highest, --gossip-profile relaxed) and
+// waits until every node serves. It fails
 // the test on error.
 func StartCluster(t testing.TB, n int, opts Options) *Cluster {
 	t.Helper()
-	if n < 1 {
-		t.Fatalf("chaos: StartCluster: %d nodes", n)
+	if n < 1 || opts.Learners < 0 || opts.Learners >= n {
+		t.Fatalf("chaos: StartCluster: %d nodes, %d of them learners", n, opts.Learners)
 	}
 	if _, err := harness.BuildWeir(); err != nil {
 		t.Fatal(err)
@@ -303,8 +307,9 @@ func (c *Cluster) spawn(id int32) error {
 	for _, v := range c.IDs() {
 		joins = append(joins, c.slot(v).gossip)
 	}
-	// Every node is a voter: weir has no learners yet.
-	for _, v := range c.IDs() {
+	// The highest Learners ids are learners (Options.Learners).
+	ids := c.IDs()
+	for _, v := range ids[:len(ids)-c.opts.Learners] {
 		voters = append(voters, strconv.Itoa(int(v)))
 	}
 	args := append([]string{"serve", "--config", c.config,

@@ -24,8 +24,14 @@ import (
 
 // Options shape a test cluster.
 type Options struct {
-	// Nodes is the number of nodes, ids 1..Nodes, all voters. Default 3.
+	// Nodes is the number of voters, ids 1..Nodes. Default 3.
 	Nodes int
+	// Learners is the number of nodes outside controller.quorum.voters,
+	// ids Nodes+1..Nodes+Learners: metadata quorum learners.
+	Learners int
+	// MetadataSnapshotEntries, when set, is every node's metadata
+	// snapshot interval in applied entries (cluster.Config's test seam).
+	MetadataSnapshotEntries uint64
 	// Configs are broker configs every node gets (over the harness's:
 	// gossip.profile=relaxed and the addresses).
 	Configs map[string]string
@@ -62,8 +68,9 @@ func Start(t testing.TB, opts Options) *Cluster {
 		opts.Nodes = 3
 	}
 	c := &Cluster{t: t, opts: opts, nodes: map[int32]*member{}, gossip: map[int32]string{}, kafka: map[int32]string{}}
-	ports := harness.FreePorts(t, 2*opts.Nodes)
-	for i := range opts.Nodes {
+	total := opts.Nodes + opts.Learners
+	ports := harness.FreePorts(t, 2*total)
+	for i := range total {
 		id := int32(i + 1)
 		c.gossip[id] = harness.Addr(ports[2*i])
 		c.kafka[id] = harness.Addr(ports[2*i+1])
@@ -72,11 +79,11 @@ func Start(t testing.TB, opts Options) *Cluster {
 	t.Cleanup(c.StopAll)
 	// The nodes start together, as a cluster's processes do: each waits
 	// for a quorum of voters.
-	errs := make(chan error, opts.Nodes)
+	errs := make(chan error, total)
 	for id := range c.nodes {
 		go func() { errs <- c.start(id) }()
 	}
-	for range opts.Nodes {
+	for range total {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
@@ -84,14 +91,17 @@ func Start(t testing.TB, opts Options) *Cluster {
 	return c
 }
 
-// IDs returns the node ids, ascending.
+// IDs returns the node ids, voters and learners, ascending.
 func (c *Cluster) IDs() []int32 {
 	ids := make([]int32, 0, len(c.nodes))
-	for i := range c.opts.Nodes {
+	for i := range c.opts.Nodes + c.opts.Learners {
 		ids = append(ids, int32(i+1))
 	}
 	return ids
 }
+
+// Voters returns the voters' ids (controller.quorum.voters), ascending.
+func (c *Cluster) Voters() []int32 { return c.IDs()[:c.opts.Nodes] }
 
 // Node returns node id's running node, or nil while it is down.
 func (c *Cluster) Node(id int32) *cluster.Node {
@@ -129,8 +139,10 @@ func (c *Cluster) start(id int32) error {
 	b := config.NewBroker()
 	voters := make([]string, 0, c.opts.Nodes)
 	joins := make([]string, 0, c.opts.Nodes)
-	for _, v := range c.IDs() {
+	for _, v := range c.Voters() {
 		voters = append(voters, strconv.Itoa(int(v)))
+	}
+	for _, v := range c.IDs() {
 		joins = append(joins, c.gossip[v])
 	}
 	props := map[string]string{
@@ -156,6 +168,7 @@ func (c *Cluster) start(id int32) error {
 	cfg := cluster.NewConfig(b)
 	cfg.Listener = ln
 	cfg.Logger = c.logger(id)
+	cfg.MetadataSnapshotEntries = c.opts.MetadataSnapshotEntries
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}))

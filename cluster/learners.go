@@ -8,8 +8,8 @@ import (
 	"github.com/weirmq/weir/cluster/quorum"
 )
 
-// Learners (docs/DESIGN.md "Metadata quorum"). A node whose node.id is not
-// in controller.quorum.voters is a raft learner: it starts knowing only
+// Learners (docs/DESIGN.md "Metadata: one quorum holds the facts"). A
+// node whose node.id is not in controller.quorum.voters is a raft learner: it starts knowing only
 // the voters, never campaigns, and applies the committed log once the
 // controller has added it to the raft configuration with a configuration
 // change (quorum.Node.AddLearner). From then on it is a broker like any

@@ -7,8 +7,8 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 )
 
-// Learners (docs/DESIGN.md "Metadata quorum"): a node whose id is not
-// among the voters is a raft learner. It never campaigns or votes (raft
+// Learners (docs/DESIGN.md "Metadata: one quorum holds the facts"): a
+// node whose id is not among the voters is a raft learner. It never campaigns or votes (raft
 // does not promote a learner, nor a node outside its configuration); the
 // leader replicates the log to it once a configuration change has added
 // it (AddLearner), and it applies the committed entries like a voter. The

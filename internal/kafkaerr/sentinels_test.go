@@ -119,6 +119,7 @@ var sentinels = map[string]sentinel{
 	"quorum.ErrStorageUnavailable": {err: quorum.ErrStorageUnavailable, of: kerr.RequestTimedOut},
 	"quorum.ErrInvalidConfig":      {err: quorum.ErrInvalidConfig, of: usErr, why: "starting a node"},
 	"quorum.ErrEmptyProposal":      {err: quorum.ErrEmptyProposal, of: usErr, why: "a controller bug"},
+	"quorum.ErrNotLearner":         {err: quorum.ErrNotLearner, of: usErr, why: "the controller adding a learner: never answered to a client"},
 
 	"partition.ErrNotStarted":      {err: partition.ErrNotStarted, of: usErr, why: "the actor answers its own codes while not started"},
 	"partition.ErrUnexpectedReply": {err: partition.ErrUnexpectedReply, of: usErr, why: "the Client facade's, a bug"},

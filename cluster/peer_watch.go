@@ -48,6 +48,9 @@ type peerWatch struct {
 	// down is set from the moment the held connection ended until a
 	// dial succeeds again.
 	down atomic.Bool
+	// held is the connection held now (nil between connections), for
+	// Down to look at without waiting for the watch's goroutine.
+	held atomic.Pointer[net.TCPConn]
 }
 
 func newPeerWatches(self int32, report func(node int32)) *peerWatches {
@@ -87,11 +90,53 @@ func (p *peerWatches) sync(img *metadata.Image) {
 // has not said so yet (the refused dial that is the evidence comes within
 // a round trip if so). A hint only: Metadata answers wait on it for an
 // election, never longer than they wait for one anyway.
+//
+// A connection the peer's kernel has just closed counts at once, before
+// the watch's goroutine has read the end: a client whose connection to a
+// dead broker was reset asks a survivor for Metadata within a fraction of
+// a millisecond, and on a busy machine the watch may not have run yet; an
+// answer naming the dead leader would cost franz-go its whole
+// MetadataMinAge (5 s) before it asks again.
 func (p *peerWatches) Down(node int32) bool {
 	p.mu.Lock()
 	w := p.watches[node]
 	p.mu.Unlock()
-	return w != nil && w.down.Load()
+	if w == nil {
+		return false
+	}
+	if w.down.Load() {
+		return true
+	}
+	if c := w.held.Load(); c != nil && connEnded(c) {
+		w.down.Store(true) // the watch's goroutine finds the same
+		return true
+	}
+	return false
+}
+
+// connEnded reports whether the peer closed or reset c, by peeking at its
+// socket without blocking and without taking anything from it: a held
+// watch connection never carries data, so an end of stream or an error
+// other than "nothing to read" is the end. Safe while another goroutine
+// blocks in c.Read.
+func connEnded(c *net.TCPConn) bool {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return true
+	}
+	ended := false
+	var buf [1]byte
+	cerr := rc.Control(func(fd uintptr) {
+		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case err == nil:
+			ended = n == 0
+		case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EINTR):
+		default:
+			ended = true
+		}
+	})
+	return cerr != nil || ended
 }
 
 // stopAll stops every watch.
@@ -136,7 +181,11 @@ func (w *peerWatch) run(node int32, report func(int32)) {
 		}
 		w.down.Store(false)
 		made := time.Now()
+		if tc, ok := conn.(*net.TCPConn); ok {
+			w.held.Store(tc)
+		}
 		w.hold(conn)
+		w.held.Store(nil)
 		w.down.Store(true)
 		if w.stopped() {
 			return

@@ -107,3 +107,68 @@ func TestPeerWatchDoesNotSpin(t *testing.T) {
 	}
 	close(w.stop)
 }
+
+// TestConnEnded: the peek that lets Down see a closed watch connection
+// before the watch's goroutine does. An idle connection, and one with
+// data waiting, have not ended; one the peer closed or reset has, and the
+// peek takes nothing from it.
+func TestConnEnded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	pair := func() (*net.TCPConn, *net.TCPConn) {
+		t.Helper()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close(); _ = s.Close() })
+		return c.(*net.TCPConn), s.(*net.TCPConn)
+	}
+	ends := func(c *net.TCPConn) bool {
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if connEnded(c) {
+				return true
+			}
+			time.Sleep(time.Millisecond) // polling the kernel's state, not synchronizing
+		}
+		return false
+	}
+
+	c, s := pair()
+	if connEnded(c) {
+		t.Fatal("an idle open connection counts as ended")
+	}
+	if _, err := s.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	// The byte arrives; the connection has still not ended, and the peek
+	// leaves the byte to be read.
+	var buf [1]byte
+	if connEnded(c) {
+		t.Fatal("a connection with data waiting counts as ended")
+	}
+	if _, err := c.Read(buf[:]); err != nil || buf[0] != 'x' {
+		t.Fatalf("read after the peek: %q, %v", buf[:], err)
+	}
+
+	c, s = pair()
+	_ = s.Close()
+	if !ends(c) {
+		t.Fatal("a connection the peer closed never counts as ended")
+	}
+
+	c, s = pair()
+	_ = s.SetLinger(0)
+	_ = s.Close() // a reset
+	if !ends(c) {
+		t.Fatal("a connection the peer reset never counts as ended")
+	}
+}

@@ -29,13 +29,23 @@ const (
 // client that asks at once (franz-go after a reset connection) to wait its
 // whole metadata age before it asks again.
 func electing(img *metadata.Image, queries []metadataQuery, down func(int32) bool) bool {
+	// down may look at a socket: asked once per node, not per partition.
+	seen := map[int32]bool{}
+	isDown := func(node int32) bool {
+		d, ok := seen[node]
+		if !ok {
+			d = down(node)
+			seen[node] = d
+		}
+		return d
+	}
 	check := func(t *metadata.Topic) bool {
 		for i := range t.NumPartitions() {
 			p, _ := t.Partition(i)
 			if !p.HasLeader() && eligibleLeft(img, p) {
 				return true
 			}
-			if p.HasLeader() && down(p.Leader) {
+			if p.HasLeader() && isDown(p.Leader) {
 				return true
 			}
 		}

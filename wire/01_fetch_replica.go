@@ -24,9 +24,13 @@ package wire
 // and last_stable_offset are as for consumers, on errors too.
 //
 // The long poll (max_wait_ms, min_bytes, the max bytes and the node's
-// fetch memory) is a consumer's, but each partition's watch waits for the
-// log end offset (WatchHighWatermark with LogEnd) to pass the fetch
-// offset. A diverging epoch completes the fetch at once, as errors do.
+// fetch memory) is a consumer's, but it waits for the log end offset (the
+// flushed offset under group commit) of any partition to pass its fetch
+// offset (or its high watermark or log start to, or its epoch or role to
+// change), on one partition.StatusWatch registered with every partition
+// of the fetch: no message to and no tick of the partition actors, which
+// signal it when their status changes. A diverging epoch completes the
+// fetch at once, as errors do.
 //
 // Replica fetches never use fetch sessions (KIP-227): the fetch session
 // cache is not consulted, every replica fetch is a full fetch answered
@@ -163,6 +167,47 @@ func (f *fetchOp) setDiverging(resp *kmsg.FetchResponse) {
 				resp.Topics[ti].Partitions[pi].DivergingEpoch = t.div
 			}
 			i++
+		}
+	}
+}
+
+// waitForLogEnd is a follower's long poll: one StatusWatch registered with
+// every partition read, woken by any status change of theirs; it returns
+// when a partition's status passes its watch condition
+// (Status.ReplicaWatchFired against the status the fetch began with), at
+// the deadline, or when ctx ends.
+func (f *fetchOp) waitForLogEnd(ctx context.Context, deadline time.Time) {
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	w := partition.NewStatusWatch()
+	for _, t := range f.targets {
+		if t.c != nil && t.code == 0 {
+			t.c.AddStatusWatch(w)
+		}
+	}
+	defer func() {
+		for _, t := range f.targets {
+			if t.c != nil && t.code == 0 {
+				t.c.RemoveStatusWatch(w)
+			}
+		}
+	}()
+	for {
+		// Registered first, then read: a change either shows here or
+		// signals w.
+		for i := range f.targets {
+			t := &f.targets[i]
+			if t.c == nil || t.code != 0 {
+				continue
+			}
+			if st := t.c.Status(); st.ReplicaWatchFired(&t.st, t.read.FetchOffset) {
+				return
+			}
+		}
+		select {
+		case <-w.C():
+		case <-wctx.Done():
+			return
 		}
 	}
 }

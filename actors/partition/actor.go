@@ -63,7 +63,7 @@ type Board struct {
 	tickAtMs atomic.Int64
 	// watchers are signalled after each status change (status_watch.go).
 	watchers statusWatchers
-	storage storageHealth // storage_health.go
+	storage  storageHealth // storage_health.go
 	// stopped is set once the actor is stopping; gone is the code it then
 	// answers with (gone.go).
 	stopped atomic.Bool

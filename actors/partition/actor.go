@@ -147,6 +147,9 @@ type partitionActor struct {
 	// startRequested is the highest log start offset a follower asked
 	// its log to move to (replication_actor.go).
 	startRequested int64
+	// sessions are the followers' fetch sessions that hold this
+	// partition, by replica id (follower_session.go).
+	sessions map[int32]*FollowerSession
 }
 
 // Props returns the props of a partition actor over cfg.Log, in system.
@@ -239,6 +242,10 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.onResetToLeaderStart(ctx, m)
 	case *FollowerFetched:
 		a.onFollowerFetched(ctx, m)
+	case *FollowerLeftSession:
+		if a.sessions[m.ReplicaID] == m.Session {
+			delete(a.sessions, m.ReplicaID)
+		}
 	case *ISRChangeRefused:
 		a.step(ctx, func(r *Replica) Output { return r.OnISRChangeRefused(m) })
 	case *HandOver:
@@ -391,6 +398,11 @@ func (a *partitionActor) onAppendBatches(ctx actor.Context, m *AppendBatches) {
 func (a *partitionActor) step(ctx actor.Context, fn func(*Replica) Output) {
 	if a.r == nil {
 		return
+	}
+	// The sessions' fetches since the last step count first (duty: the
+	// caught-up times are current before an append or a tick reads them).
+	for id, s := range a.sessions {
+		a.r.OnFollowerSessionFetched(id, s.LastFetchMs())
 	}
 	out := fn(a.r)
 	for {

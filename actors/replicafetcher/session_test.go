@@ -42,8 +42,8 @@ func TestSessionBuild(t *testing.T) {
 			wantFull: true, wantEpoch: 0, wantInclude: []PartitionRef{refA0},
 			respSession: 0, wantID: 0, wantNextEpoch: 0, wantParts: 0},
 		{name: "unchanged partitions are left out",
-			session: fetchSession{id: 42, epoch: 3, parts: inSession},
-			ready:   []readyPart{at(refA0, 10, 5), at(refA1, 10, 5), at(refB0, 7, 5)},
+			session:   fetchSession{id: 42, epoch: 3, parts: inSession},
+			ready:     []readyPart{at(refA0, 10, 5), at(refA1, 10, 5), at(refB0, 7, 5)},
 			wantEpoch: 3, respSession: 42, wantID: 42, wantNextEpoch: 4, wantParts: 3},
 		{name: "a moved position, a new epoch and a new partition are carried; a missing one is forgotten",
 			session: fetchSession{id: 42, epoch: 3, parts: map[PartitionRef]sessionPart{

@@ -120,6 +120,10 @@ type fetchOp struct {
 	// the follower's positions after its first read (then reported is set).
 	replica  bool
 	reported bool
+	// sreq is a replica fetch's session request, kind its session's
+	// decision (01_fetch_replica.go).
+	sreq *fetchsession.Request
+	kind fetchsession.Kind
 }
 
 // fetchTarget is one partition to read: its replica, or the error that

@@ -90,3 +90,7 @@ func (s *Status) ReplicaWatchFired(was *Status, fetchOffset int64) bool {
 	return s.replicaEnd > fetchOffset || s.HighWatermark > fetchOffset || s.LogStartOffset > fetchOffset ||
 		s.LeaderEpoch != was.LeaderEpoch || s.Role != was.Role
 }
+
+// ReplicaEnd is how far a follower may read: the log end offset, or the
+// flushed offset under group commit.
+func (s *Status) ReplicaEnd() int64 { return s.replicaEnd }

@@ -25,6 +25,10 @@ type elector struct {
 	uncleanTicks int64
 	// maxProposals bounds one request (the controller bounds one batch).
 	maxProposals int
+	// idle is the image of the last scan when it found no partition this
+	// node may lead: scanning it again would find none either (images
+	// are immutable), so proposals skips the scan until the image changes.
+	idle *metadata.Image
 }
 
 func newElector(staggerTicks, uncleanTicks int64) *elector {
@@ -35,6 +39,10 @@ func newElector(staggerTicks, uncleanTicks int64) *elector {
 // with epoch and unfenced in img; unclean tells whether a topic allows
 // unclean elections.
 func (e *elector) proposals(img *metadata.Image, node int32, epoch int64, tick int64, unclean func(*metadata.Topic) bool) []metadata.LeaderProposal {
+	if img == e.idle && len(e.since) == 0 {
+		return nil
+	}
+	e.idle = nil
 	var out []metadata.LeaderProposal
 	seen := make(map[replicaKey]bool, len(e.since))
 	for _, t := range img.Topics() {
@@ -80,6 +88,9 @@ func (e *elector) proposals(img *metadata.Image, node int32, epoch int64, tick i
 		if !seen[k] {
 			delete(e.since, k)
 		}
+	}
+	if len(e.since) == 0 {
+		e.idle = img
 	}
 	return out
 }

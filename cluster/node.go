@@ -293,19 +293,24 @@ func (n *Node) tick() {
 	defer close(n.tickerDone)
 	t := time.NewTicker(n.cfg.TickInterval)
 	defer t.Stop()
-	// Partitions with deadlines get every tick; idle ones one tick in
-	// slowTicks (producer expiry is checked every ten minutes), so a
-	// thousand idle partitions cost next to nothing.
-	const slowTicks = 20
-	for beat := 0; ; beat++ {
+	// Partitions holding waiters (acks=all, parked reads and watches) get
+	// every tick; the others only once their next deadline has come
+	// (Replica.NextTickMs: an ISR member's lag limit, the producer expiry
+	// check), which for an idle partition is minutes away, so thousands
+	// of idle partitions cost a load of an atomic each per tick and no
+	// message. Every backstopTicks all of them get one, in case a
+	// deadline was published late.
+	const backstopTicks = 1200 // one minute at the default 50 ms
+	for beat := 1; ; beat++ {
 		select {
 		case <-n.tickerStop:
 			return
 		case <-t.C:
 			n.system.Root.Send(n.meta, &tickMetadata{})
-			all := beat%slowTicks == 0
+			all := beat%backstopTicks == 0
+			nowMs := n.cfg.Now().UnixMilli()
 			for _, c := range n.replicas.all() {
-				if all || c.NeedsTicks() {
+				if all || c.TickDue(nowMs) {
 					c.Tick(0)
 				}
 			}

@@ -59,6 +59,10 @@ type replicaSet struct {
 
 	mu sync.RWMutex
 	m  map[replicaKey]*replica
+	// clients is every actor's Client as all returns it, nil after a
+	// change of m (rebuilt on the next all): the ticker reads it every
+	// tick.
+	clients []*partition.Client
 }
 
 func newReplicaSet(system *actor.ActorSystem, logs *log.Manager, broker *config.Broker, node int32, now func() time.Time, logger *slog.Logger) *replicaSet {
@@ -75,15 +79,23 @@ func (s *replicaSet) get(topic metadata.UUID, index int32) *partition.Client {
 	return nil
 }
 
-// all returns every partition actor.
+// all returns every partition actor: a shared slice, not to be modified.
 func (s *replicaSet) all() []*partition.Client {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([]*partition.Client, 0, len(s.m))
-	for _, r := range s.m {
-		out = append(out, r.client)
+	out := s.clients
+	s.mu.RUnlock()
+	if out != nil {
+		return out
 	}
-	return out
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clients == nil {
+		s.clients = make([]*partition.Client, 0, len(s.m))
+		for _, r := range s.m {
+			s.clients = append(s.clients, r.client)
+		}
+	}
+	return s.clients
 }
 
 // reconcile makes the partition actors match img: replicas of deleted
@@ -137,6 +149,7 @@ func (s *replicaSet) removeGone(img *metadata.Image, live map[replicaKey]bool) {
 			}
 			gone = append(gone, r)
 			delete(s.m, k)
+			s.clients = nil
 		}
 	}
 	s.mu.Unlock()
@@ -245,6 +258,7 @@ func (s *replicaSet) reconcileOne(t *metadata.Topic, p metadata.Partition, overr
 		}
 		s.mu.Lock()
 		s.m[k] = r
+		s.clients = nil
 		s.mu.Unlock()
 	} else if !maps.Equal(r.overrides, overrides) {
 		if err := s.reconfigure(r, overrides); err != nil {
@@ -370,6 +384,7 @@ func (s *replicaSet) stopAll() {
 		rs = append(rs, r)
 		delete(s.m, k)
 	}
+	s.clients = nil
 	s.mu.Unlock()
 	s.stopReplicas(rs)
 }

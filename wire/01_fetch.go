@@ -120,6 +120,10 @@ type fetchOp struct {
 	// the follower's positions after its first read (then reported is set).
 	replica  bool
 	reported bool
+	// sreq is a replica fetch's session request, kind its session's
+	// decision (01_fetch_replica.go).
+	sreq *fetchsession.Request
+	kind fetchsession.Kind
 }
 
 // fetchTarget is one partition to read: its replica, or the error that
@@ -346,8 +350,13 @@ func (f *fetchOp) readAll() ([]fetchsession.PartitionResult, int, bool) {
 }
 
 // waitForData parks one watch per readable partition and waits for the
-// first to fire, the deadline or ctx; then it cancels the watches.
+// first to fire, the deadline or ctx; then it cancels the watches. A
+// follower's fetch waits on one StatusWatch instead (waitForLogEnd).
 func (f *fetchOp) waitForData(ctx context.Context, results []fetchsession.PartitionResult, deadline time.Time) {
+	if f.replica {
+		f.waitForLogEnd(ctx, deadline)
+		return
+	}
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	deadlineMs := deadline.UnixMilli()
@@ -364,14 +373,7 @@ func (f *fetchOp) waitForData(ctx context.Context, results []fetchsession.Partit
 		id := f.inbox.NextID()
 		ids[id] = true
 		all = append(all, watched{t.c, id})
-		w := &partition.WatchHighWatermark{ID: id, ReplyTo: f.inbox.PID(), Above: max(results[i].HighWatermark, t.read.FetchOffset), DeadlineMs: deadlineMs}
-		if f.replica {
-			// A follower waits for the log end (the flushed offset under
-			// group commit) to pass its fetch offset, not the high
-			// watermark.
-			w.Above, w.LogEnd = t.read.FetchOffset, true
-		}
-		t.c.SendWatch(w)
+		t.c.SendWatch(&partition.WatchHighWatermark{ID: id, ReplyTo: f.inbox.PID(), Above: max(results[i].HighWatermark, t.read.FetchOffset), DeadlineMs: deadlineMs})
 	}
 	defer func() {
 		for _, w := range all {

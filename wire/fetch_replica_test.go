@@ -193,29 +193,40 @@ func TestReplicaFetchErrors(t *testing.T) {
 	}
 }
 
-// Replica fetches never open fetch sessions: a full fetch is answered
-// with session id 0, and a session id or epoch beyond a full fetch's gets
-// the session errors.
-func TestReplicaFetchSessionless(t *testing.T) {
+// Replica fetches use fetch sessions (KIP-227): a full fetch asking for
+// one gets a session id, a sessionless one none, an unknown session id or
+// an epoch without a session gets the session errors, and an incremental
+// fetch in the session that carries no partition is answered with none
+// when nothing changed.
+func TestReplicaFetchSessions(t *testing.T) {
 	s, b := startBroker(t, nil)
 	createReplicatedTopic(t, b, "ss", 1)
 	c := dial(t, s)
 	for _, tc := range []struct {
-		name      string
-		id, epoch int32
-		want      *kerr.Error
+		name        string
+		id, epoch   int32
+		want        *kerr.Error
+		wantSession bool
 	}{
-		{"full, session asked", 0, 0, nil},
-		{"full, sessionless", 0, -1, nil},
-		{"unknown session", 7, 1, kerr.FetchSessionIDNotFound},
-		{"epoch without session", 0, 3, kerr.InvalidFetchSessionEpoch},
+		{"full, session asked", 0, 0, nil, true},
+		{"full, sessionless", 0, -1, nil, false},
+		{"unknown session", 7, 1, kerr.FetchSessionIDNotFound, false},
+		{"epoch without session (as for consumers)", 0, 3, kerr.FetchSessionIDNotFound, false},
 	} {
 		req := replicaFetch("ss", 0, 0, -1, -1, 0)
 		req.SessionID, req.SessionEpoch = tc.id, tc.epoch
 		resp := roundTrip[*kmsg.FetchResponse](c, req)
 		wantCode(t, tc.name, resp.ErrorCode, tc.want)
-		if resp.SessionID != 0 {
+		if (resp.SessionID != 0) != tc.wantSession {
 			t.Fatalf("%s: session id %d", tc.name, resp.SessionID)
+		}
+		if tc.wantSession {
+			inc := replicaFetch("ss", 0, 0, -1, -1, 0)
+			inc.SessionID, inc.SessionEpoch, inc.Topics = resp.SessionID, 1, nil
+			r2 := roundTrip[*kmsg.FetchResponse](c, inc)
+			if r2.ErrorCode != 0 || r2.SessionID != resp.SessionID || len(r2.Topics) != 0 {
+				t.Fatalf("%s: incremental answer %+v", tc.name, r2)
+			}
 		}
 		if tc.want == nil && (len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0) {
 			t.Fatalf("%s: %+v", tc.name, resp.Topics)

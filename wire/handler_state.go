@@ -13,6 +13,9 @@ type brokerAPIs struct {
 	// fetchMemory bounds the record bytes of fetches in flight
 	// (fetch_memory.go).
 	fetchMemory *fetchMemory
+	// followers decides the followers' position reports under fetch
+	// sessions (01_fetch_replica.go).
+	followers followerReports
 }
 
 func (a *brokerAPIs) init(h *BrokerHandler) error {

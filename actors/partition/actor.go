@@ -58,7 +58,12 @@ type Board struct {
 	status  atomic.Pointer[Status]
 	unknown atomic.Uint64
 	timers  atomic.Bool
-	storage storageHealth // storage_health.go
+	// tickAtMs is when the actor next needs a Tick (its clock, ms; 0:
+	// never), for the node's ticker (TickDue).
+	tickAtMs atomic.Int64
+	// watchers are signalled after each status change (status_watch.go).
+	watchers statusWatchers
+	storage  storageHealth // storage_health.go
 	// stopped is set once the actor is stopping; gone is the code it then
 	// answers with (gone.go).
 	stopped atomic.Bool
@@ -72,6 +77,18 @@ type Board struct {
 // should tick it at its fast rate; an idle partition needs only the slow
 // ticks that drive producer expiry.
 func (b *Board) NeedsTicks() bool { return b.timers.Load() }
+
+// TickDue reports whether the actor needs a Tick at nowMs (its clock, in
+// ms): it needs the fast ticks (NeedsTicks), or a deadline of its replica
+// (Replica.NextTickMs) has come. A partition with neither is skipped by
+// the node's ticker.
+func (b *Board) TickDue(nowMs int64) bool {
+	if b.timers.Load() {
+		return true
+	}
+	at := b.tickAtMs.Load()
+	return at != 0 && at <= nowMs
+}
 
 // Status returns the last published status (the zero Status before the
 // actor has started).
@@ -130,6 +147,9 @@ type partitionActor struct {
 	// startRequested is the highest log start offset a follower asked
 	// its log to move to (replication_actor.go).
 	startRequested int64
+	// sessions are the followers' fetch sessions that hold this
+	// partition, by replica id (follower_session.go).
+	sessions map[int32]*FollowerSession
 }
 
 // Props returns the props of a partition actor over cfg.Log, in system.
@@ -222,6 +242,10 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.onResetToLeaderStart(ctx, m)
 	case *FollowerFetched:
 		a.onFollowerFetched(ctx, m)
+	case *FollowerLeftSession:
+		if a.sessions[m.ReplicaID] == m.Session {
+			delete(a.sessions, m.ReplicaID)
+		}
 	case *ISRChangeRefused:
 		a.step(ctx, func(r *Replica) Output { return r.OnISRChangeRefused(m) })
 	case *HandOver:
@@ -375,6 +399,11 @@ func (a *partitionActor) step(ctx actor.Context, fn func(*Replica) Output) {
 	if a.r == nil {
 		return
 	}
+	// The sessions' fetches since the last step count first (duty: the
+	// caught-up times are current before an append or a tick reads them).
+	for id, s := range a.sessions {
+		a.r.OnFollowerSessionFetched(id, s.LastFetchMs())
+	}
 	out := fn(a.r)
 	for {
 		// Publish first: a producer that hears of its append must find
@@ -451,15 +480,27 @@ func (a *partitionActor) publishTimers() {
 	if a.board.timers.Load() != need {
 		a.board.timers.Store(need)
 	}
+	var at int64
+	if a.r != nil && !need {
+		at = a.r.NextTickMs()
+	}
+	if a.board.tickAtMs.Load() != at {
+		a.board.tickAtMs.Store(at)
+	}
 }
 
-// publish swaps in a new Status if it changed.
+// publish swaps in a new Status if it changed, then signals the status
+// watchers if what they wait for changed.
 func (a *partitionActor) publish() {
 	st := a.r.Status()
-	if old := a.board.status.Load(); old != nil && old.equal(&st) {
+	old := a.board.status.Load()
+	if old != nil && old.equal(&st) {
 		return
 	}
 	a.board.status.Store(&st)
+	if old == nil || old.watchedChange(&st) {
+		a.board.watchers.signal()
+	}
 }
 
 // Client is a typed facade over a partition actor for callers outside
@@ -502,6 +543,9 @@ func (c *Client) Status() Status { return c.board.Status() }
 
 // NeedsTicks reports whether the actor has deadlines to tick (Board.NeedsTicks).
 func (c *Client) NeedsTicks() bool { return c.board.NeedsTicks() }
+
+// TickDue reports whether the actor needs a Tick at nowMs (Board.TickDue).
+func (c *Client) TickDue(nowMs int64) bool { return c.board.TickDue(nowMs) }
 
 // Queued returns the number of messages waiting in the actor's mailbox.
 func (c *Client) Queued() int {

@@ -79,6 +79,14 @@ func (a *partitionActor) onFollowerFetched(ctx actor.Context, m *FollowerFetched
 	if _, _, diverged := divergingEpoch(l, a.r.Status().LeaderEpoch, m.LastFetchedEpoch, m.FetchOffset); diverged {
 		return
 	}
+	if m.Session != nil {
+		if a.sessions == nil {
+			a.sessions = map[int32]*FollowerSession{}
+		}
+		a.sessions[m.ReplicaID] = m.Session
+	} else {
+		delete(a.sessions, m.ReplicaID)
+	}
 	f := *m
 	if f.NowMs == 0 {
 		f.NowMs = a.now().UnixMilli()

@@ -77,12 +77,27 @@ type ReplicaPosition struct {
 // outside the assignment, and a fetch that diverges from the leader's log
 // (see Client.DivergingEpoch) are ignored: report only fetches that were
 // answered with records or an empty success.
+//
+// Session, when set, is the follower's incremental fetch session
+// (KIP-227) that holds the partition: its later fetches may omit the
+// partition while its position stays the same, and each of them counts
+// as a fetch at that position (FollowerSession). nil: a sessionless
+// fetch, which says nothing of later ones.
 type FollowerFetched struct {
 	ReplicaID        int32
 	BrokerEpoch      int64
 	FetchOffset      int64
 	LastFetchedEpoch int32
 	NowMs            int64
+	Session          *FollowerSession
+}
+
+// FollowerLeftSession tells the leader that the follower's fetch session
+// no longer holds the partition (the follower forgot it): its fetches stop
+// counting for the partition until the next FollowerFetched.
+type FollowerLeftSession struct {
+	ReplicaID int32
+	Session   *FollowerSession
 }
 
 // ISRChange is the leader's ISR proposal (Kafka's AlterPartition item),

@@ -81,6 +81,27 @@ type pair struct {
 	leaderSys, follSys *actor.ActorSystem
 	addr               string
 	fetcher            *replicafetcher.Fetcher
+
+	mu sync.Mutex
+	// incremental counts the fetches sent in a session that carried no
+	// partition; proposals are the leader's ISR proposals.
+	incremental int
+	proposals   []partition.ISRChange
+}
+
+// recordingConn counts the pair's incremental, empty fetches.
+type recordingConn struct {
+	replicafetcher.Conn
+	p *pair
+}
+
+func (c recordingConn) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if f, ok := req.(*kmsg.FetchRequest); ok && f.SessionID != 0 && f.SessionEpoch > 0 && len(f.Topics) == 0 {
+		c.p.mu.Lock()
+		c.p.incremental++
+		c.p.mu.Unlock()
+	}
+	return c.Conn.Request(ctx, req)
 }
 
 // newPair starts both replicas of partition 0 at epoch 0 (the leader's
@@ -94,7 +115,13 @@ func newPair(t *testing.T, isr []int32) *pair {
 	}
 	p.leaderLog = openLog(t)
 	p.follLog = openLog(t)
-	p.leader = spawnReplica(p.leaderSys, p.leaderLog, leaderNode)
+	rc := partition.DefaultConfig()
+	rc.NodeID, rc.ReplicaLagTimeMaxMs = leaderNode, 300
+	p.leader = partition.Spawn(p.leaderSys, partition.ActorConfig{Log: p.leaderLog, Replica: rc, ProposeISR: func(c partition.ISRChange) {
+		p.mu.Lock()
+		p.proposals = append(p.proposals, c)
+		p.mu.Unlock()
+	}})
 	p.follower = spawnReplica(p.follSys, p.follLog, followerNode)
 	p.leader.BecomeLeader(&partition.BecomeLeader{LeaderEpoch: 0, ISR: isr, Replicas: []int32{leaderNode, followerNode}})
 	p.follower.BecomeFollower(&partition.BecomeFollower{Leader: leaderNode, LeaderEpoch: 0})
@@ -123,7 +150,11 @@ func newPair(t *testing.T, isr []int32) *pair {
 			if leader != leaderNode {
 				return nil, fmt.Errorf("no node %d", leader)
 			}
-			return wire.DialBroker(ctx, p.addr, "replica-2")
+			c, err := wire.DialBroker(ctx, p.addr, "replica-2")
+			if err != nil {
+				return nil, err
+			}
+			return recordingConn{Conn: c, p: p}, nil
 		},
 	})
 	t.Cleanup(func() {
@@ -467,5 +498,43 @@ func TestRedialAfterConnectionFailure(t *testing.T) {
 	}
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Under an incremental fetch session the follower's fetches leave the
+// partition out while its position stays put; its position still reaches
+// the leader when it moves (acks=all completes, the high watermark
+// advances on both sides), and idle spells far longer than
+// replica.lag.time.max.ms (300 ms here), in which the leader hears no
+// report for the partition, do not make the caught-up follower lag: the
+// leader proposes no ISR shrink.
+func TestIncrementalSessionKeepsPositions(t *testing.T) {
+	p := newPair(t, []int32{leaderNode, followerNode})
+	p.follow(0)
+	for i := range 3 {
+		if res := p.produce(4, -1, 10000); res.ErrorCode != 0 || res.BaseOffset != int64(4*i) {
+			t.Fatalf("acks=all produce %d: %+v", i, res)
+		}
+		waitUntil(t, "the follower's high watermark", func() bool { return p.follower.Status().HighWatermark == int64(4*(i+1)) })
+		// Idle: at least three empty incremental fetches, and twice the
+		// lag limit.
+		p.mu.Lock()
+		from := p.incremental
+		p.mu.Unlock()
+		idleFrom := time.Now()
+		waitUntil(t, "empty incremental fetches", func() bool {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return p.incremental >= from+3 && time.Since(idleFrom) > 600*time.Millisecond
+		})
+	}
+	p.waitSame()
+	if st := p.leader.Status(); st.HighWatermark != 12 || len(st.ISR) != 2 {
+		t.Fatalf("leader: %+v", st)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.proposals) != 0 {
+		t.Fatalf("the leader proposed ISR changes for a caught-up follower: %+v", p.proposals)
 	}
 }

@@ -75,6 +75,9 @@ type State struct {
 	wakeAtMs int64
 	// fetchError is the last Fetch's failure, "" after a success.
 	fetchError string
+	// session is the incremental fetch session with the leader
+	// (session.go).
+	session fetchSession
 }
 
 // phase is where a partition is (see State).
@@ -123,6 +126,8 @@ type part struct {
 type inflight struct {
 	id   uint64
 	sent []sentPartition
+	// session is what the Fetch asked of the fetch session.
+	session *sessionBuild
 }
 
 // sentPartition is one partition of the Fetch in flight.
@@ -284,11 +289,15 @@ func (s *State) OnFetchResponse(id uint64, resp *kmsg.FetchResponse, nowMs int64
 		s.next(nowMs, &out)
 		return out
 	}
+	if sessionError(resp.ErrorCode) {
+		return s.onSessionError(resp.ErrorCode, nowMs)
+	}
 	if resp.ErrorCode != 0 {
 		return s.OnFetchError(id, fmt.Errorf("fetch from leader: %w", kerr.ErrorForCode(resp.ErrorCode)), nowMs)
 	}
 	fl := s.fetch
 	s.fetch, s.fetchError = nil, ""
+	s.session.onResponse(fl.session, 0, resp.SessionID)
 	got := make(map[topicPartition]*kmsg.FetchResponseTopicPartition, len(fl.sent))
 	for ti := range resp.Topics {
 		t := &resp.Topics[ti]
@@ -391,6 +400,24 @@ func (s *State) outOfRange(p *part, sp sentPartition, rp *kmsg.FetchResponseTopi
 	s.command(p, nowMs, out, Command{Reset: reset})
 }
 
+// onSessionError takes a fetch session error of the Fetch in flight: the
+// session is dropped and its partitions are fetched again at once, in a
+// full Fetch (which never gets a session error).
+func (s *State) onSessionError(code int16, nowMs int64) Output {
+	fl := s.fetch
+	s.fetch = nil
+	s.session.reset()
+	for _, sp := range fl.sent {
+		if p := s.parts[sp.ref]; p != nil && p.phase == phaseFetching && p.fetchID == fl.id {
+			s.setPhase(p, phaseReady)
+		}
+	}
+	s.fetchError = leaderError(code)
+	var out Output
+	s.next(nowMs, &out)
+	return out
+}
+
 // OnFetchError takes the failure of the Fetch with id (the connection's:
 // the shell closes it and dials again for the next one): its partitions
 // are asked again once BackoffMs has passed.
@@ -400,6 +427,7 @@ func (s *State) OnFetchError(id uint64, err error, nowMs int64) Output {
 		fl := s.fetch
 		s.fetch = nil
 		s.fetchError = err.Error()
+		s.session.reset()
 		for _, sp := range fl.sent {
 			if p := s.parts[sp.ref]; p != nil && p.phase == phaseFetching && p.fetchID == id {
 				p.lastError = s.fetchError
@@ -549,11 +577,31 @@ func (s *State) buildFetch() *FetchRequest {
 	req.ReplicaID = s.cfg.NodeID
 	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = s.cfg.MaxWaitMs, s.cfg.MinBytes, s.cfg.MaxBytes
 	req.IsolationLevel = 0 // read_uncommitted
-	req.SessionID, req.SessionEpoch = 0, -1
+	var ready []readyPart
 	for _, ref := range s.order {
-		p := s.parts[ref]
-		if p.phase != phaseReady {
-			continue
+		if p := s.parts[ref]; p.phase == phaseReady {
+			ready = append(ready, readyPart{ref: ref, sessionPart: sessionPart{
+				topic: p.topic, fetchOffset: p.fetchOffset, lastFetchedEpoch: p.lastFetchedEpoch, leaderEpoch: p.leaderEpoch}})
+		}
+	}
+	fl.session = s.session.build(ready)
+	req.SessionID, req.SessionEpoch = fl.session.id, fl.session.epoch
+	for _, f := range fl.session.forgotten {
+		if n := len(req.ForgottenTopics); n == 0 || req.ForgottenTopics[n-1].Topic != f.topic {
+			t := kmsg.NewFetchRequestForgottenTopic()
+			t.Topic = f.topic
+			req.ForgottenTopics = append(req.ForgottenTopics, t)
+		}
+		t := &req.ForgottenTopics[len(req.ForgottenTopics)-1]
+		t.Partitions = append(t.Partitions, f.ref.Partition)
+	}
+	for _, r := range ready {
+		ref, p := r.ref, s.parts[r.ref]
+		fl.sent = append(fl.sent, sentPartition{ref: ref, topic: p.topic, fetchOffset: p.fetchOffset})
+		p.fetchID = fl.id
+		s.setPhase(p, phaseFetching)
+		if !fl.session.include[ref] {
+			continue // in the session at this position: left out
 		}
 		if n := len(req.Topics); n == 0 || req.Topics[n-1].Topic != p.topic {
 			t := kmsg.NewFetchRequestTopic()
@@ -566,9 +614,6 @@ func (s *State) buildFetch() *FetchRequest {
 		rp.FetchOffset, rp.LastFetchedEpoch = p.fetchOffset, p.lastFetchedEpoch
 		rp.LogStartOffset, rp.PartitionMaxBytes = -1, s.cfg.PartitionMaxBytes
 		t.Partitions = append(t.Partitions, rp)
-		fl.sent = append(fl.sent, sentPartition{ref: ref, topic: p.topic, fetchOffset: p.fetchOffset})
-		p.fetchID = fl.id
-		s.setPhase(p, phaseFetching)
 	}
 	s.fetch = fl
 	return &FetchRequest{ID: fl.id, Request: req}

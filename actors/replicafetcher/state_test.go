@@ -39,6 +39,8 @@ type harness struct {
 	// fetch is the Fetch in flight.
 	fetch *FetchRequest
 	wake  int64
+	// sessionID is the session id the responses carry (0: none).
+	sessionID int32
 }
 
 func newHarness(t *testing.T) *harness {
@@ -132,6 +134,7 @@ func (h *harness) respond(parts ...respPart) Output {
 	}
 	resp := kmsg.NewPtrFetchResponse()
 	resp.Version = FetchVersion
+	resp.SessionID = h.sessionID
 	for _, rp := range parts {
 		t := kmsg.NewFetchResponseTopic()
 		t.Topic = topicName(rp.ref)
@@ -245,7 +248,7 @@ func TestFollowProbesThenFetches(t *testing.T) {
 	}
 	req := out.Fetch.Request
 	if req.Version != 12 || req.ReplicaID != 2 || req.MaxWaitMillis != tMaxWait || req.MinBytes != 1 || req.MaxBytes != 1<<20 ||
-		req.IsolationLevel != 0 || req.SessionID != 0 || req.SessionEpoch != -1 {
+		req.IsolationLevel != 0 || req.SessionID != 0 || req.SessionEpoch != 0 {
 		t.Fatalf("fetch request: %+v", req)
 	}
 	got := h.fetched()

@@ -137,7 +137,7 @@ func TestMetadataWritesResumeAfterDiskFull(t *testing.T) {
 	h0 := hits()
 	waitFor(ctx, t, "retries", func() bool { return hits() >= h0+3 })
 	if got := out.count("metadata quorum cannot write"); got != 1 {
-		t.Fatalf("%d log lines about the stall, want 1", got)
+		t.Fatalf("%d log lines about the stall, want 1:\n%s", got, out.String())
 	}
 
 	full.set(false)
@@ -203,4 +203,10 @@ func TestMetadataActorAnswersWhileFsyncBlocks(t *testing.T) {
 	if code := <-created; code != 0 {
 		t.Fatalf("create after the fsync completed: %v", kerr.ErrorForCode(code))
 	}
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

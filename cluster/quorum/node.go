@@ -300,7 +300,7 @@ func (n *Node) HandleReady() ([]*pb.Message, error) {
 // are delivered, to raft itself or (returned) to other nodes. A failed
 // write stalls the node (storageFailed).
 func (n *Node) collect(out []*pb.Message) ([]*pb.Message, error) {
-	done, werr := n.w.collect()
+	done, retrying, werr := n.w.collect()
 	for _, j := range done {
 		m := j.append
 		if m == nil {
@@ -323,7 +323,7 @@ func (n *Node) collect(out []*pb.Message) ([]*pb.Message, error) {
 	switch {
 	case werr != nil:
 		return out, n.storageFailed(werr)
-	case n.stalled != nil && !n.w.retrying():
+	case n.stalled != nil && !retrying:
 		n.stalled = nil // the retry wrote everything that had failed
 	}
 	return out, nil

@@ -124,17 +124,19 @@ func (w *writer) retrying() bool {
 }
 
 // collect returns the jobs that became durable since the last call, in
-// order, and the error the oldest queued job failed with (nil when none).
-func (w *writer) collect() ([]writeJob, error) {
+// order, whether a retry is under way (its outcome not known yet: err is
+// nil then), and the error the oldest queued job failed with (nil when
+// none), all read together: a retry that ends between two separate looks
+// would otherwise pass for a success.
+func (w *writer) collect() (done []writeJob, retrying bool, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	done := w.done
+	done = w.done
 	w.done = nil
 	if w.retry {
-		// The outcome of the retry under way is not known yet.
-		return done, nil
+		return done, true, nil
 	}
-	return done, w.err
+	return done, false, w.err
 }
 
 // pending reports whether jobs are waiting to be collected.

@@ -151,14 +151,10 @@ func (f *fetchOp) run(ctx context.Context) Response {
 	resp := f.r.ResponseKind().(*kmsg.FetchResponse)
 	var fctx *fetchsession.Context
 	if f.session {
-		m, ok := receiveSession(ctx, f.inbox, f.beginID).(*fetchsession.FetchBegun)
-		if !ok {
-			return CloseConnection(errNoSessionActor)
-		}
-		fctx = m.Context
-		if fctx.Kind == fetchsession.KindError {
-			resp.ErrorCode = fctx.ErrorCode
-			return Reply(resp)
+		var answer Response
+		var ok bool
+		if fctx, answer, ok = f.beginSession(ctx, resp); !ok {
+			return answer
 		}
 		f.reads = fctx.Reads
 	}
@@ -166,19 +162,51 @@ func (f *fetchOp) run(ctx context.Context) Response {
 	results := f.longPoll(ctx)
 	parts := results
 	if f.session {
-		id := f.inbox.NextID()
-		f.h.apis.fetchSessions.SendFinish(id, fctx, results, f.inbox.PID())
-		m, ok := receiveSession(ctx, f.inbox, id).(*fetchsession.FetchFinished)
-		if !ok {
-			return CloseConnection(errNoSessionActor)
+		var closed Response
+		var ok bool
+		if parts, closed, ok = f.finishSession(ctx, resp, fctx, results, "fetch"); !ok {
+			return closed
 		}
-		if m.Err != nil {
-			return CloseConnection(fmt.Errorf("wire: fetch: %w", m.Err))
-		}
-		resp.ErrorCode, resp.SessionID, parts = m.Response.ErrorCode, m.Response.SessionID, m.Response.Partitions
 	}
 	f.fill(resp, parts)
 	return f.reply(ctx, resp)
+}
+
+// beginSession takes the session's decision on the request, which the
+// handler asked for (beginID): what to read. A session actor that does
+// not answer closes the connection; a session error is the whole answer
+// (resp with its top-level code). Either way ok is false and the
+// Response returned is the answer.
+func (f *fetchOp) beginSession(ctx context.Context, resp *kmsg.FetchResponse) (fctx *fetchsession.Context, answer Response, ok bool) {
+	m, answered := receiveSession(ctx, f.inbox, f.beginID).(*fetchsession.FetchBegun)
+	if !answered {
+		return nil, CloseConnection(errNoSessionActor), false
+	}
+	if m.Context.Kind == fetchsession.KindError {
+		resp.ErrorCode = m.Context.ErrorCode
+		return nil, Reply(resp), false
+	}
+	return m.Context, Response{}, true
+}
+
+// finishSession hands the fetch's results to its session, which answers
+// with the partitions to send; it sets the response's error code and
+// session id. A session actor that does not answer, or a result it cannot
+// match, closes the connection: ok is false and the Response returned
+// says so. what names the fetch in the error.
+func (f *fetchOp) finishSession(ctx context.Context, resp *kmsg.FetchResponse, fctx *fetchsession.Context,
+	results []fetchsession.PartitionResult, what string) (parts []fetchsession.PartitionResult, closed Response, ok bool) {
+	id := f.inbox.NextID()
+	f.h.apis.fetchSessions.SendFinish(id, fctx, results, f.inbox.PID())
+	m, answered := receiveSession(ctx, f.inbox, id).(*fetchsession.FetchFinished)
+	if !answered {
+		return nil, CloseConnection(errNoSessionActor), false
+	}
+	if m.Err != nil {
+		return nil, CloseConnection(fmt.Errorf("wire: %s: %w", what, m.Err)), false
+	}
+	resp.ErrorCode, resp.SessionID = m.Response.ErrorCode, m.Response.SessionID
+	return m.Response.Partitions, Response{}, true
 }
 
 // reply answers with resp, whose records are the last readAll's: their

@@ -55,7 +55,6 @@ package wire
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -94,14 +93,10 @@ func (f *fetchOp) runReplica(ctx context.Context) Response {
 	var fctx *fetchsession.Context
 	f.kind = fetchsession.KindSessionless
 	if f.session {
-		m, ok := receiveSession(ctx, f.inbox, f.beginID).(*fetchsession.FetchBegun)
-		if !ok {
-			return CloseConnection(errNoSessionActor)
-		}
-		fctx = m.Context
-		if fctx.Kind == fetchsession.KindError {
-			resp.ErrorCode = fctx.ErrorCode
-			return Reply(resp)
+		var answer Response
+		var ok bool
+		if fctx, answer, ok = f.beginSession(ctx, resp); !ok {
+			return answer
 		}
 		f.reads, f.kind = fctx.Reads, fctx.Kind
 	}
@@ -112,16 +107,11 @@ func (f *fetchOp) runReplica(ctx context.Context) Response {
 	results := f.longPoll(ctx)
 	parts := results
 	if f.session {
-		id := f.inbox.NextID()
-		f.h.apis.fetchSessions.SendFinish(id, fctx, results, f.inbox.PID())
-		m, ok := receiveSession(ctx, f.inbox, id).(*fetchsession.FetchFinished)
-		if !ok {
-			return CloseConnection(errNoSessionActor)
+		var closed Response
+		var ok bool
+		if parts, closed, ok = f.finishSession(ctx, resp, fctx, results, "replica fetch"); !ok {
+			return closed
 		}
-		if m.Err != nil {
-			return CloseConnection(fmt.Errorf("wire: replica fetch: %w", m.Err))
-		}
-		resp.ErrorCode, resp.SessionID, parts = m.Response.ErrorCode, m.Response.SessionID, m.Response.Partitions
 		if f.kind == fetchsession.KindFull {
 			f.h.apis.followers.established(f.r.ReplicaID, resp.SessionID)
 		}

@@ -55,6 +55,7 @@ package wire
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -187,6 +188,7 @@ func (f *fetchOp) reportPositions(results []fetchsession.PartitionResult) {
 		if rd.OK {
 			st := t.c.Status()
 			rd.LeaderEnd = st.ReplicaEnd()
+			rd.OutOfISR = !slices.Contains(st.ISR, f.r.ReplicaID)
 		}
 		reads[i] = rd
 	}

@@ -14,8 +14,9 @@ const DefaultReportRefreshMs = 30000
 // carried it (new to the session, or a moved position), when its
 // position differs from the last one reported (a report was skipped after
 // an error), when the follower is behind the leader's log end (every such
-// fetch counts, as Kafka's lastFetchLeaderLogEndOffset rule needs), or
-// when the last report is RefreshMs old. A caught-up follower that
+// fetch counts, as Kafka's lastFetchLeaderLogEndOffset rule needs), when
+// the follower is out of the ISR (its fetches are what brings it back),
+// or when the last report is RefreshMs old. A caught-up follower that
 // long-polls with an unchanged position therefore costs no report per
 // fetch. It is a plain struct stepped by Plan, Established and Forget,
 // with no I/O and time as an input; not safe for concurrent use.
@@ -52,6 +53,10 @@ type ReportRead struct {
 	OK bool
 	// InRequest is set when the request carried the partition.
 	InRequest bool
+	// OutOfISR is set when the follower is not in the partition's ISR:
+	// every such fetch reports, since only a fetch brings it back (after
+	// a refused addition the leader waits for the next report).
+	OutOfISR bool
 }
 
 // ReportPlan is Plan's decision.
@@ -102,7 +107,7 @@ func (r *FollowerReports) Plan(replicaID int32, kind Kind, sessionID int32, read
 			continue
 		}
 		last, ok := fr.last[rd.Key]
-		if plan.NewSession || rd.InRequest || !ok || last.fetchOffset != rd.FetchOffset ||
+		if plan.NewSession || rd.InRequest || rd.OutOfISR || !ok || last.fetchOffset != rd.FetchOffset ||
 			last.lastFetchedEpoch != rd.LastFetchedEpoch || rd.FetchOffset < rd.LeaderEnd || nowMs-last.atMs >= refresh {
 			plan.Report = append(plan.Report, i)
 			fr.last[rd.Key] = report{fetchOffset: rd.FetchOffset, lastFetchedEpoch: rd.LastFetchedEpoch, atMs: nowMs}

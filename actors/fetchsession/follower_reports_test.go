@@ -12,6 +12,7 @@ func TestFollowerReports(t *testing.T) {
 	read := func(k PartitionKey, off, end int64, ok, inReq bool) ReportRead {
 		return ReportRead{Key: k, FetchOffset: off, LastFetchedEpoch: 3, LeaderEnd: end, OK: ok, InRequest: inReq}
 	}
+	outOfISR := func(rd ReportRead) ReportRead { rd.OutOfISR = true; return rd }
 	type step struct {
 		name        string
 		kind        Kind
@@ -42,6 +43,12 @@ func TestFollowerReports(t *testing.T) {
 			established: -1, want: []int{1}},
 		{name: "... again", kind: KindIncremental, session: 42,
 			reads: []ReportRead{read(a, 7, 7, true, false), read(b, 9, 9, true, false)}, nowMs: 3100,
+			established: -1, want: []int{0}},
+		{name: "a caught-up follower out of the ISR reports every fetch", kind: KindIncremental, session: 42,
+			reads: []ReportRead{outOfISR(read(a, 7, 7, true, false)), read(b, 9, 9, true, false)}, nowMs: 3100,
+			established: -1, want: []int{0}},
+		{name: "... and again, its position unchanged", kind: KindIncremental, session: 42,
+			reads: []ReportRead{outOfISR(read(a, 7, 7, true, false)), read(b, 9, 9, true, false)}, nowMs: 3100,
 			established: -1, want: []int{0}},
 		{name: "the refresh", kind: KindIncremental, session: 42,
 			reads: []ReportRead{read(a, 7, 7, true, false), read(b, 9, 9, true, false)}, nowMs: 3100 + DefaultReportRefreshMs,

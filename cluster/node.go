@@ -90,9 +90,13 @@ type Node struct {
 
 	tickerStop chan struct{}
 	tickerDone chan struct{}
-	stopOnce   sync.Once
-	stopErr    error
-	stopped    atomic.Bool
+	// balanceStop and balanceDone stop and await the preferred-leader
+	// balancer (leader_balance.go); nil when it does not run.
+	balanceStop chan struct{}
+	balanceDone chan struct{}
+	stopOnce    sync.Once
+	stopErr     error
+	stopped     atomic.Bool
 }
 
 // StartNode starts a node in system, which the caller owns and shuts down
@@ -227,6 +231,10 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	go func() { _ = n.server.Serve(n.ln) }()
+	if n.clustered && n.cfg.Broker.Bool("auto.leader.rebalance.enable") {
+		n.balanceStop, n.balanceDone = make(chan struct{}), make(chan struct{})
+		go n.balanceLeaders(n.balanceStop, n.balanceDone)
+	}
 	n.log.Info("weir node started", "addr", n.ln.Addr().String(),
 		"advertised", fmt.Sprintf("%s:%d", n.advertisedHost, n.advertisedPort),
 		"data", dir, "cluster_id", n.Image().ClusterID(), "broker_epoch", n.brokerEpoch.Load())
@@ -334,6 +342,7 @@ func (n *Node) stopTicker() {
 // more than once; later calls return the first outcome.
 func (n *Node) Stop() error {
 	n.stopOnce.Do(func() {
+		n.stopBalancer()
 		if n.clustered && n.meta != nil && !n.halting.Load() {
 			n.controlledShutdown()
 		}

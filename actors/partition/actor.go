@@ -122,7 +122,7 @@ type partitionActor struct {
 	startErr error
 	nextID   uint64
 	pending  map[uint64]pendingReply
-	// handOverTo is the sender of the last HandOver (controlled shutdown).
+	// handOverTo is the sender of the last HandOver (a planned move).
 	handOverTo *actor.PID
 	system     *actor.ActorSystem
 	self       *actor.PID
@@ -251,6 +251,8 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 	case *HandOver:
 		a.handOverTo = ctx.Sender()
 		a.step(ctx, func(r *Replica) Output { return r.OnHandOver(m) })
+	case *HandOverCancel:
+		a.step(ctx, func(r *Replica) Output { return r.OnHandOverCancel(m) })
 	default:
 		a.board.unknown.Add(1)
 		a.log.Warn("partition actor: unknown message", "type", fmt.Sprintf("%T", m))

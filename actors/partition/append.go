@@ -81,7 +81,10 @@ func (r *Replica) OnLogAppended(e *LogAppended) Output {
 // starts the append.
 func (r *Replica) decide(m *AppendBatches, out *Output) {
 	if r.handingOver() {
-		// A planned move: the leadership is about to go elsewhere.
+		if r.hold(m) {
+			return
+		}
+		// A controlled shutdown: the leadership is about to go elsewhere.
 		res := r.failure(m.ID, m.Acks, kerr.NotLeaderForPartition.Code, "leadership is being handed over")
 		out.Replies = append(out.Replies, res)
 		return

@@ -106,6 +106,9 @@ func (c *Client) SendHandOver(req *HandOver, replyTo *actor.PID) {
 	c.sendFrom(req, replyTo)
 }
 
+// CancelHandOver calls off a rebalance's hand-over (see HandOverCancel).
+func (c *Client) CancelHandOver(id uint64) { c.send(&HandOverCancel{ID: id}) }
+
 // ISRChangeRefused tells the leader that its ISR proposal at those epochs
 // was refused.
 func (c *Client) ISRChangeRefused(leaderEpoch, partitionEpoch int32) {

@@ -154,11 +154,23 @@ type Output struct {
 	AdvanceLogStart int64
 }
 
-// HandOver asks the leader to prepare a planned move of its leadership
-// (controlled shutdown): it refuses new appends from now on and answers
-// one HandOverReady, to the sender, once an in-sync follower holds its
-// whole log. The refusal lasts until leadership moves.
+// HandOver asks the leader to prepare a planned move of its leadership:
+// it takes no new append from now on and answers one HandOverReady, to
+// the sender, once an in-sync follower holds its whole log (handover.go).
+// A controlled shutdown's (Rebalance false) refuses appends until
+// leadership moves. A rebalance's holds them, waits for the follower To
+// only, and ends when leadership moves, on HandOverCancel, or when the
+// partition changes while this replica still leads it.
 type HandOver struct {
+	ID        uint64
+	Rebalance bool
+	To        int32
+}
+
+// HandOverCancel calls off the rebalance hand-over ID: the held appends
+// run. Sent only when the move cannot apply: before it was sent, or once
+// the controller refused it for good.
+type HandOverCancel struct {
 	ID uint64
 }
 

@@ -106,11 +106,13 @@ type Replica struct {
 	truncating  *pendingTruncation
 	positions   []pendingPosition
 
-	nowMs          int64
-	lastExpiryMs   int64
-	nextSeq        uint64
-	inflight       *inflight
-	queue          []*AppendBatches
+	nowMs        int64
+	lastExpiryMs int64
+	nextSeq      uint64
+	inflight     *inflight
+	queue        []*AppendBatches
+	// held are the appends a rebalance's hand-over keeps (handover.go).
+	held           []*AppendBatches
 	waiting        []*waiter
 	flushRequested int64
 }
@@ -144,7 +146,7 @@ func (r *Replica) Status() Status {
 // HasWaiters reports whether appends wait for something with a deadline
 // (acks=all waits, queued or in-flight appends), which Ticks time out.
 func (r *Replica) HasWaiters() bool {
-	return len(r.waiting) > 0 || len(r.queue) > 0 || r.inflight != nil || r.proposal != nil
+	return len(r.waiting) > 0 || len(r.queue) > 0 || len(r.held) > 0 || r.inflight != nil || r.proposal != nil
 }
 
 // Producers returns the producer state, for snapshots (read-only use).
@@ -188,6 +190,7 @@ func (r *Replica) BecomeLeader(m *BecomeLeader) Output {
 	r.trackFollowers()
 	r.progress(&out)
 	r.maybeExpandISR(&out)
+	r.settleHandOver(&out)
 	return out
 }
 
@@ -215,6 +218,7 @@ func (r *Replica) BecomeFollower(m *BecomeFollower) Output {
 		out.Replies = append(out.Replies, r.notLeader(q.ID, q.Acks))
 	}
 	r.queue = nil
+	r.refuseHeld(&out)
 	return out
 }
 

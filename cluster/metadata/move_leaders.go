@@ -7,18 +7,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// MoveLeadersRequest is a broker's controlled shutdown (docs/DESIGN.md
-// "Controlled shutdown"): it hands the leaderships it holds to the
-// successors its partition leaders chose (each an in-sync follower holding
-// the leader's whole log, writes stopped), and, with LeaveISR, leaves the
-// ISR of the partitions it follows. Each move and each departure is
-// decided in order against the image plus the records before it.
+// MoveLeadersRequest hands leaderships a broker holds to the successors
+// its partition leaders chose (each an in-sync follower holding the
+// leader's whole log, writes stopped): a controlled shutdown
+// (docs/DESIGN.md "Controlled shutdown"), which with LeaveISR also leaves
+// the ISR of the partitions it follows, or a rebalance to the preferred
+// replicas ("Preferred leaders"), in which, with KeepISR, the broker stays
+// in the ISR of the partitions it hands over (it holds their whole log).
+// Each move and each departure is decided in order against the image plus
+// the records before it.
 type MoveLeadersRequest struct {
 	_msgpack    struct{} `msgpack:",as_array"`
 	BrokerID    int32
 	BrokerEpoch int64
 	Moves       []LeaderMove
 	LeaveISR    bool
+	KeepISR     bool
 }
 
 // LeaderMove is one partition's planned move, made against the epochs its
@@ -89,7 +93,7 @@ func (c *Controller) moveLeaders(img *Image, r *MoveLeadersRequest) (*MoveLeader
 			res.Errors[i] = notDecided()
 			continue
 		}
-		rec, err := moveRecord(&b.img, r.BrokerID, m, minISR)
+		rec, err := moveRecord(&b.img, r.BrokerID, m, minISR, r.KeepISR)
 		if err == nil && !budget.Add([]Record{rec}) {
 			full = true
 			res.Errors[i] = notDecided()
@@ -129,11 +133,11 @@ func (c *Controller) moveLeaders(img *Image, r *MoveLeadersRequest) (*MoveLeader
 }
 
 // moveRecord returns the record that makes m.To leader in place of from,
-// which leaves the ISR (to join the ELR if that leaves the ISR below
-// min.insync.replicas: it shut down cleanly, with every committed record),
-// if the move still holds in img. minISR is min.insync.replicas for a
-// topic without an override.
-func moveRecord(img *Image, from int32, m LeaderMove, minISR int) (Record, error) {
+// if the move still holds in img. Unless keepISR, from leaves the ISR (to
+// join the ELR if that leaves the ISR below min.insync.replicas: it shut
+// down cleanly, with every committed record). minISR is
+// min.insync.replicas for a topic without an override.
+func moveRecord(img *Image, from int32, m LeaderMove, minISR int, keepISR bool) (Record, error) {
 	p, err := img.proposalPartition(m.TopicID, m.Partition)
 	if err != nil {
 		return nil, err
@@ -151,7 +155,10 @@ func moveRecord(img *Image, from int32, m LeaderMove, minISR int) (Record, error
 	if br, ok := img.Broker(m.To); !ok || br.Fenced {
 		return nil, fmt.Errorf("%w: node %d is fenced or not registered", ErrIneligibleReplica, m.To)
 	}
-	isr := slices.DeleteFunc(slices.Clone(p.ISR), func(id int32) bool { return id == from })
+	isr := p.ISR
+	if !keepISR {
+		isr = slices.DeleteFunc(slices.Clone(p.ISR), func(id int32) bool { return id == from })
+	}
 	rec, _ := changeTo(p, m.To, isr, partitionMinISR(img, p, minISR), -1)
 	return rec, nil
 }

@@ -36,6 +36,9 @@ func TestMoveLeaders(t *testing.T) {
 	runEvalCases(t, []evalCase{
 		{name: "moved, old leader leaves the ISR", img: base, req: req(false, move(nil)), codes: []*kerr.Error{nil},
 			check: led(f1, []int32{f1, f2})},
+		{name: "a rebalance: the old leader stays in the ISR", img: base,
+			req:   &MoveLeadersRequest{BrokerID: leader, BrokerEpoch: 10, Moves: []LeaderMove{move(nil)}, KeepISR: true},
+			codes: []*kerr.Error{nil}, check: led(f1, p.ISR)},
 		{name: "stale leader epoch", img: base, req: req(false, move(func(m *LeaderMove) { m.LeaderEpoch = 3 })),
 			codes: []*kerr.Error{kerr.FencedLeaderEpoch}, check: noRecords},
 		{name: "stale partition epoch", img: base, req: req(false, move(func(m *LeaderMove) { m.PartitionEpoch = 3 })),

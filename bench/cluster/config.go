@@ -80,6 +80,11 @@ type Config struct {
 	// partition acknowledging again, ISR full again). A round that runs
 	// into it is reported as a failure, and the run goes on. Default 30 s.
 	RoundTimeout time.Duration
+	// BalanceTimeout bounds the wait, after a victim is back in every
+	// ISR, until the leaders' rebalance has moved every leadership back to
+	// its preferred replica (leader.imbalance.check.interval.seconds, 10 s
+	// by default, plus the moves). Default 30 s.
+	BalanceTimeout time.Duration
 	// FrozenTimeout bounds, in a SIGSTOP round, the wait for every
 	// producer to acknowledge on every partition again while the victim
 	// is still frozen: a client whose request is in flight to a frozen
@@ -138,6 +143,7 @@ func DefaultConfig() Config {
 		PollEvery:            10 * time.Millisecond,
 		Settle:               3 * time.Second,
 		RoundTimeout:         30 * time.Second,
+		BalanceTimeout:       30 * time.Second,
 		FrozenTimeout:        90 * time.Second,
 		Python:               "/usr/bin/python3",
 		NATSKills:            5,
@@ -171,8 +177,8 @@ func (c Config) Validate() error {
 		return invalidf("produce every %v, poll every %v: both need more than 0", c.ProduceEvery, c.PollEvery)
 	case c.Settle < 0:
 		return invalidf("settle %v is negative", c.Settle)
-	case c.RoundTimeout <= 0 || c.StartTimeout <= 0 || c.FrozenTimeout <= 0:
-		return invalidf("timeouts %v, %v and %v, need more than 0", c.RoundTimeout, c.StartTimeout, c.FrozenTimeout)
+	case c.RoundTimeout <= 0 || c.StartTimeout <= 0 || c.FrozenTimeout <= 0 || c.BalanceTimeout <= 0:
+		return invalidf("timeouts %v, %v, %v and %v, need more than 0", c.RoundTimeout, c.StartTimeout, c.FrozenTimeout, c.BalanceTimeout)
 	case c.ThroughputReps < 1:
 		return invalidf("%d throughput repetitions, need at least 1", c.ThroughputReps)
 	case c.ThroughputRecords < 1 || c.NATSRecords < 1:

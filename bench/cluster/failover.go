@@ -61,6 +61,14 @@ type Round struct {
 	// Rejoin runs from the restart (or SIGCONT) until every partition's
 	// ISR was full again; -1 when not within Config.RoundTimeout.
 	Rejoin time.Duration
+	// Balanced runs from the full ISRs until every partition was led by
+	// its preferred replica again (the leaders' rebalance,
+	// auto.leader.rebalance.enable); -1 when not within
+	// Config.BalanceTimeout. BalanceStalls holds each producer's longest
+	// gap in that window, up to its acknowledgements on every partition
+	// after it: what moving the leaderships back cost.
+	Balanced      time.Duration
+	BalanceStalls []ClientStall
 	// Problems describes what went wrong in the round.
 	Problems []string
 }
@@ -182,7 +190,7 @@ func waitAcking(ctx context.Context, prods []producer, since time.Time, timeout 
 // anything else that went wrong is in Round.Problems.
 func (r *runner) failoverRound(ctx context.Context, c *weirCluster, prods []producer, sig syscall.Signal) (Round, error) {
 	cfg := r.cfg
-	rd := Round{Signal: signalName(sig), Detected: -1, Fenced: -1, Leadership: -1, Rejoin: -1}
+	rd := Round{Signal: signalName(sig), Detected: -1, Fenced: -1, Leadership: -1, Rejoin: -1, Balanced: -1}
 	probe, err := c.liveNode()
 	if err != nil {
 		return rd, err
@@ -287,6 +295,7 @@ func (r *runner) failoverRound(ctx context.Context, c *weirCluster, prods []prod
 	if err := waitAcking(ctx, prods, time.Now(), cfg.RoundTimeout); err != nil {
 		rd.Problems = append(rd.Problems, fmt.Sprintf("after node %d came back: %v", rd.Victim, err))
 	}
+	r.measureBalance(ctx, c, survivor, prods, &rd)
 	for i, p := range prods {
 		// Measured again now, so that a gap that opened in the window
 		// and closed after it counts whole.
@@ -311,6 +320,34 @@ func (r *runner) failoverRound(ctx context.Context, c *weirCluster, prods []prod
 		return rd, err
 	}
 	return rd, nil
+}
+
+// measureBalance waits until every partition is led by its preferred
+// replica again and records how long that took after the ISRs were full,
+// and what the moves cost each producer.
+func (r *runner) measureBalance(ctx context.Context, c *weirCluster, via *node, prods []producer, rd *Round) {
+	cfg := r.cfg
+	from := time.Now()
+	bal, err := pollUntil(ctx, cfg.BalanceTimeout, cfg.PollEvery, "every partition led by its preferred replica", func(ctx context.Context) (bool, error) {
+		ps, err := c.metadata(ctx, via, []string{failoverTopic})
+		if err != nil {
+			return false, err
+		}
+		return allPreferred(ps, cfg.Partitions), nil
+	})
+	if err != nil {
+		rd.Problems = append(rd.Problems, fmt.Sprintf("leaderships not back with their preferred replicas: %v", err))
+		return
+	}
+	rd.Balanced = bal.Sub(from)
+	if err := waitAcking(ctx, prods, bal, cfg.RoundTimeout); err != nil {
+		rd.Problems = append(rd.Problems, fmt.Sprintf("after the rebalance: %v", err))
+	}
+	end := time.Now()
+	for _, p := range prods {
+		s := p.acks().stallIn(from, end, stallFloor)
+		rd.BalanceStalls = append(rd.BalanceStalls, ClientStall{Client: p.label(), Longest: s.longest, Stalled: s.stalled, Stuck: s.stuck})
+	}
 }
 
 func signalName(sig syscall.Signal) string {

@@ -134,6 +134,21 @@ func allLed(ps []partState, want int, gone int32) bool {
 	return true
 }
 
+// allPreferred reports whether all want partitions are listed and each is
+// led by its preferred replica (the first of its assignment) with every
+// replica in its ISR.
+func allPreferred(ps []partState, want int) bool {
+	if !allInSync(ps, want) {
+		return false
+	}
+	for _, p := range ps {
+		if len(p.replicas) == 0 || p.leader != p.replicas[0] {
+			return false
+		}
+	}
+	return true
+}
+
 // allInSync reports whether all want partitions are listed and each has
 // every replica in its ISR and a leader.
 func allInSync(ps []partState, want int) bool {

@@ -109,8 +109,8 @@ func (res *Result) writeFailover(b *strings.Builder, f *FailoverResult) {
 	}
 	b.WriteString("| measurement | n | min | median | p99 | max | goal | met |\n|---|---:|---:|---:|---:|---:|---|---|\n")
 	for _, sig := range []string{"SIGKILL", "SIGSTOP"} {
-		var detected, fenced, leadership, rejoin sample
-		stalls := map[string]*sample{}
+		var detected, fenced, leadership, rejoin, balanced sample
+		stalls, balanceStalls := map[string]*sample{}, map[string]*sample{}
 		any := false
 		for _, r := range f.Rounds {
 			if r.Signal != sig {
@@ -121,6 +121,13 @@ func (res *Result) writeFailover(b *strings.Builder, f *FailoverResult) {
 			fenced.add(r.Fenced)
 			leadership.add(r.Leadership)
 			rejoin.add(r.Rejoin)
+			balanced.add(r.Balanced)
+			for _, s := range r.BalanceStalls {
+				if balanceStalls[s.Client] == nil {
+					balanceStalls[s.Client] = &sample{}
+				}
+				balanceStalls[s.Client].add(s.Longest)
+			}
 			for _, s := range r.Stalls {
 				if stalls[s.Client] == nil {
 					stalls[s.Client] = &sample{}
@@ -151,6 +158,12 @@ func (res *Result) writeFailover(b *strings.Builder, f *FailoverResult) {
 			what = "SIGCONT"
 		}
 		fmt.Fprintln(b, rejoin.row(sig+": "+what+" until every ISR is full again", 0))
+		fmt.Fprintln(b, balanced.row(sig+": full ISRs until every partition is led by its preferred replica again", 0))
+		for _, c := range clients {
+			if s := balanceStalls[c]; s != nil {
+				fmt.Fprintln(b, s.row(sig+": "+c+" producer stall while leaderships move back", 0))
+			}
+		}
 	}
 	if n := res.NATSFailover; n != nil {
 		var election, stall sample
@@ -167,11 +180,11 @@ func (res *Result) writeFailover(b *strings.Builder, f *FailoverResult) {
 	for _, c := range clients {
 		fmt.Fprintf(b, " %s stall (partitions >= 100 ms) |", c)
 	}
-	b.WriteString(" franz-go Metadata requests | rejoin | problems |\n|---:|---|---:|---:|---|---:|---:|---:|")
+	b.WriteString(" franz-go Metadata requests | rejoin | balanced | problems |\n|---:|---|---:|---:|---|---:|---:|---:|")
 	for range clients {
 		b.WriteString("---:|")
 	}
-	b.WriteString("---|---:|---|\n")
+	b.WriteString("---|---:|---:|---|\n")
 	for i, r := range f.Rounds {
 		fmt.Fprintf(b, "| %d | %s | %d | %d | %v | %s | %s | %s |", i+1, r.Signal, r.Victim, r.Led, yesNo(r.Controller),
 			ms(r.Detected), ms(r.Fenced), ms(r.Leadership))
@@ -191,7 +204,7 @@ func (res *Result) writeFailover(b *strings.Builder, f *FailoverResult) {
 		for _, d := range r.FranzMetadata {
 			meta = append(meta, ms(d))
 		}
-		fmt.Fprintf(b, " %s | %s | %s |\n", strings.Join(meta, ", "), ms(r.Rejoin), strings.Join(r.Problems, "; "))
+		fmt.Fprintf(b, " %s | %s | %s | %s |\n", strings.Join(meta, ", "), ms(r.Rejoin), ms(r.Balanced), strings.Join(r.Problems, "; "))
 	}
 	b.WriteString("\n")
 	if len(f.Clients) > 0 {

@@ -282,7 +282,7 @@ var brokerTable = []Entry{
 		"The smallest session.timeout.ms a consumer group member may ask for (ms); smaller gets INVALID_SESSION_TIMEOUT."),
 	broker("inter.broker.listener.name", TypeString, null, Validator{},
 		"The listener brokers use between themselves; weir's nodes talk over protoactor remote, so it is accepted and unused."),
-	departs(broker("leader.imbalance.check.interval.seconds", TypeLong, "30", atLeast("1"),
+	departs(broker("leader.imbalance.check.interval.seconds", TypeLong, "10", atLeast("1"),
 		"How often each leader checks whether leaderships should go back to their preferred replicas (s)."),
 		"Kafka: 300; weir balances leaders again soon after a failed broker returns"),
 	broker("leader.imbalance.per.broker.percentage", TypeInt, "10", between("0", "100"),

@@ -151,7 +151,13 @@ func (h *BrokerHandler) handleProduce(ctx context.Context, req *Request) Respons
 		}
 	}
 	if inbox == nil {
-		return h.finishProduce(req, r, resp, img)
+		stale := h.staleHints(r, img, resp)
+		if len(stale) == 0 {
+			return h.finishProduce(req, r, resp, img)
+		}
+		return Defer(func(ctx context.Context) Response {
+			return h.finishProduce(req, r, resp, h.awaitNewLeaders(ctx, stale))
+		})
 	}
 	return Defer(func(ctx context.Context) Response {
 		defer inbox.Close()
@@ -159,8 +165,21 @@ func (h *BrokerHandler) handleProduce(ctx context.Context, req *Request) Respons
 			// Every actor answered, so none holds the records any more.
 			req.ReleaseFrame()
 		}
-		return h.finishProduce(req, r, resp, h.broker.Image())
+		img := h.broker.Image()
+		if stale := h.staleHints(r, img, resp); len(stale) > 0 {
+			img = h.awaitNewLeaders(ctx, stale)
+		}
+		return h.finishProduce(req, r, resp, img)
 	})
+}
+
+// staleHints returns the partitions of resp whose answer waits for a new
+// leader (produce_elections.go); none for acks=0, which gets no answer.
+func (h *BrokerHandler) staleHints(r *kmsg.ProduceRequest, img *metadata.Image, resp *kmsg.ProduceResponse) []staleHint {
+	if r.Acks == 0 {
+		return nil
+	}
+	return staleHints(img, resp, memoDown(h.broker.PeerDown))
 }
 
 // isZstd reports whether records is a v2 batch compressed with zstd.

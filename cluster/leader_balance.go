@@ -53,12 +53,13 @@ func (n *Node) balanceLeaders(stop <-chan struct{}, done chan<- struct{}) {
 		<-stop
 		cancel()
 	}()
+	var settled map[int32]int64
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
-			n.rebalanceOnce(ctx)
+			settled = n.rebalanceOnce(ctx, settled)
 		}
 	}
 }
@@ -84,27 +85,31 @@ type heldMove struct {
 }
 
 // rebalanceOnce moves this node's leaderships that the image says belong
-// to their preferred replicas, and returns once each move is settled (or
-// ctx ends: a stopping node's controlled shutdown takes over).
-func (n *Node) rebalanceOnce(ctx context.Context) {
+// to their preferred replicas, to brokers unfenced since the previous
+// check at the epochs settled holds, and returns once each move is settled
+// (or ctx ends: a stopping node's controlled shutdown takes over). It
+// returns the unfenced brokers' epochs, the next check's settled.
+func (n *Node) rebalanceOnce(ctx context.Context, settled map[int32]int64) map[int32]int64 {
 	epoch := n.BrokerEpoch()
 	img := n.Image()
 	if epoch == 0 || img == nil {
-		return
+		return nil
 	}
+	next := metadata.UnfencedEpochs(img)
 	if b, ok := img.Broker(n.id); !ok || b.Fenced || b.Epoch != epoch {
-		return
+		return next
 	}
-	want := metadata.PreferredMoves(img, n.id, int(n.cfg.Broker.Int("leader.imbalance.per.broker.percentage")))
+	want := metadata.PreferredMoves(img, n.id, int(n.cfg.Broker.Int("leader.imbalance.per.broker.percentage")), settled)
 	if len(want) == 0 {
-		return
+		return next
 	}
 	moves := n.holdForMoves(ctx, want)
 	if len(moves) == 0 {
-		return
+		return next
 	}
 	n.log.Info("moving leaderships back to their preferred replicas", "partitions", len(moves))
 	n.settleMoves(ctx, epoch, moves)
+	return next
 }
 
 // holdForMoves starts a rebalance hand-over on each partition of want and

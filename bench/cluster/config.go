@@ -82,8 +82,9 @@ type Config struct {
 	RoundTimeout time.Duration
 	// BalanceTimeout bounds the wait, after a victim is back in every
 	// ISR, until the leaders' rebalance has moved every leadership back to
-	// its preferred replica (leader.imbalance.check.interval.seconds, 10 s
-	// by default, plus the moves). Default 30 s.
+	// its preferred replica (a returning broker waits one to two
+	// leader.imbalance.check.interval.seconds, 10 s by default, plus the
+	// moves). Default 45 s.
 	BalanceTimeout time.Duration
 	// FrozenTimeout bounds, in a SIGSTOP round, the wait for every
 	// producer to acknowledge on every partition again while the victim
@@ -143,7 +144,7 @@ func DefaultConfig() Config {
 		PollEvery:            10 * time.Millisecond,
 		Settle:               3 * time.Second,
 		RoundTimeout:         30 * time.Second,
-		BalanceTimeout:       30 * time.Second,
+		BalanceTimeout:       45 * time.Second,
 		FrozenTimeout:        90 * time.Second,
 		Python:               "/usr/bin/python3",
 		NATSKills:            5,

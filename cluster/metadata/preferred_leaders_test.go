@@ -25,34 +25,46 @@ func TestPreferredMoves(t *testing.T) {
 	moved := applyAll(t, base,
 		PartitionChangeRecord{TopicID: uuidN(1), Partition: of3[0], Leader: 1},
 		PartitionChangeRecord{TopicID: uuidN(1), Partition: of3[1], Leader: 1})
+	all := UnfencedEpochs(moved)
+	if len(all) != 3 || all[3] != 10 {
+		t.Fatalf("unfenced epochs %v", all)
+	}
 	want := []PreferredMove{{TopicID: uuidN(1), Partition: of3[0], To: 3}, {TopicID: uuidN(1), Partition: of3[1], To: 3}}
-	if got := PreferredMoves(moved, 1, 10); !slices.Equal(got, want) {
+	if got := PreferredMoves(moved, 1, 10, all); !slices.Equal(got, want) {
 		t.Fatalf("moves of node 1: %+v, want %+v", got, want)
 	}
 	for _, n := range []int32{2, 3} {
-		if got := PreferredMoves(moved, n, 10); len(got) != 0 {
+		if got := PreferredMoves(moved, n, 10, all); len(got) != 0 {
 			t.Fatalf("moves of node %d, which leads only its own: %+v", n, got)
 		}
 	}
-	if got := PreferredMoves(base, 1, 10); len(got) != 0 {
+	if got := PreferredMoves(base, 1, 10, all); len(got) != 0 {
 		t.Fatalf("moves in a balanced image: %+v", got)
 	}
 	// 2 of 3 elsewhere is 66%: above 50, not above 70.
-	if got := PreferredMoves(moved, 1, 70); len(got) != 0 {
+	if got := PreferredMoves(moved, 1, 70, all); len(got) != 0 {
 		t.Fatalf("moves below the imbalance threshold: %+v", got)
 	}
-	if got := PreferredMoves(moved, 1, 50); len(got) != 2 {
+	if got := PreferredMoves(moved, 1, 50, all); len(got) != 2 {
 		t.Fatalf("moves above the threshold: %+v", got)
 	}
+	// Not unfenced at the previous check, or in another registration
+	// then: not yet.
+	if got := PreferredMoves(moved, 1, 10, map[int32]int64{1: 10, 2: 10}); len(got) != 0 {
+		t.Fatalf("moves to a broker not settled: %+v", got)
+	}
+	if got := PreferredMoves(moved, 1, 10, map[int32]int64{1: 10, 2: 10, 3: 9}); len(got) != 0 {
+		t.Fatalf("moves to a broker settled in an earlier registration: %+v", got)
+	}
 	// A fenced preferred replica gets nothing back.
-	if got := PreferredMoves(applyAll(t, moved, BrokerFencedRecord{NodeID: 3, BrokerEpoch: 10}), 1, 10); len(got) != 0 {
+	if got := PreferredMoves(applyAll(t, moved, BrokerFencedRecord{NodeID: 3, BrokerEpoch: 10}), 1, 10, all); len(got) != 0 {
 		t.Fatalf("moves to a fenced broker: %+v", got)
 	}
 	// Nor one outside the ISR: that partition stays, the other goes.
 	p, _ := moved.Partition(uuidN(1), of3[0])
 	isr := slices.DeleteFunc(slices.Clone(p.ISR), func(id int32) bool { return id == 3 })
 	out := applyAll(t, moved, PartitionChangeRecord{TopicID: uuidN(1), Partition: of3[0], Leader: LeaderNoChange, ISR: isr})
-	if got := PreferredMoves(out, 1, 10); !slices.Equal(got, want[1:]) {
+	if got := PreferredMoves(out, 1, 10, all); !slices.Equal(got, want[1:]) {
 		t.Fatalf("moves with node 3 out of one ISR: %+v, want %+v", got, want[1:])
 	}
 }

@@ -157,6 +157,12 @@ func (a *metadataActor) onMember(e membership.Event) {
 		if e.Member.State != membership.Alive && e.Member.State != membership.Suspect {
 			return
 		}
+		if e.Kind == membership.Joined && e.Member.Meta.Voter != slices.Contains(a.n.voters, id) {
+			// The nodes were started with different --voters: raft keeps
+			// to this node's list, and the quorum may never form.
+			a.log.Warn("a gossip member disagrees on the voters: every node needs the same controller.quorum.voters",
+				"node", id, "member", e.Member.Name, "it_says_voter", e.Member.Meta.Voter, "voters_here", a.n.voters)
+		}
 		a.peers.alive(id, peer{name: e.Member.Name, remoteAddr: addr, voter: e.Member.Meta.Voter})
 		if a.remote != nil && addr != "" {
 			a.remote.SetDown(addr, false)

@@ -99,6 +99,8 @@ type stall struct {
 	// partition, the time from its last acknowledgement to the window's
 	// end.
 	longest time.Duration
+	// longestFrom is when the longest gap began.
+	longestFrom time.Time
 	// stalled counts the partitions with a gap of at least floor.
 	stalled int
 	// stuck lists partitions with no acknowledgement after the window's
@@ -112,24 +114,27 @@ func (l *ackLog) stallIn(from, to time.Time, floor time.Duration) stall {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var s stall
-	longest := map[int32]time.Duration{}
+	longest := map[int32]gap{}
 	for _, g := range l.gaps {
 		if g.to.After(from) && g.from.Before(to) {
-			if d := g.to.Sub(g.from); d > longest[g.partition] {
-				longest[g.partition] = d
+			if cur, ok := longest[g.partition]; !ok || g.to.Sub(g.from) > cur.to.Sub(cur.from) {
+				longest[g.partition] = g
 			}
 		}
 	}
 	for p, at := range l.last {
 		if !at.After(from) {
 			s.stuck = append(s.stuck, int32(p))
-			if d := to.Sub(at); d > longest[int32(p)] {
-				longest[int32(p)] = d
+			if cur, ok := longest[int32(p)]; !ok || to.Sub(at) > cur.to.Sub(cur.from) {
+				longest[int32(p)] = gap{partition: int32(p), from: at, to: to}
 			}
 		}
 	}
-	for _, d := range longest {
-		s.longest = max(s.longest, d)
+	for _, g := range longest {
+		d := g.to.Sub(g.from)
+		if d > s.longest {
+			s.longest, s.longestFrom = d, g.from
+		}
 		if d >= floor {
 			s.stalled++
 		}

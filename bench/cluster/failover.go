@@ -25,6 +25,9 @@ type ClientStall struct {
 	// any partition overlapping the round: from the last record
 	// acknowledged before the failure to the first after it.
 	Longest time.Duration
+	// From is when the longest gap began, from the signal (negative:
+	// before it).
+	From time.Duration
 	// Stalled is the number of partitions with a gap of at least 100 ms.
 	Stalled int
 	// Stuck lists the partitions with no acknowledgement within
@@ -167,7 +170,7 @@ func stallsText(ss []ClientStall) string {
 	var parts []string
 	for _, s := range ss {
 		name, _, _ := strings.Cut(s.Client, " ")
-		parts = append(parts, fmt.Sprintf("%s=%v", name, dist.Round(s.Longest)))
+		parts = append(parts, fmt.Sprintf("%s=%v(from %+v)", name, dist.Round(s.Longest), dist.Round(s.From)))
 	}
 	return strings.Join(parts, " ")
 }
@@ -303,7 +306,8 @@ func (r *runner) failoverRound(ctx context.Context, c *weirCluster, prods []prod
 		if len(pre[i].stuck) > 0 {
 			s = pre[i]
 		}
-		rd.Stalls = append(rd.Stalls, ClientStall{Client: p.label(), Longest: s.longest, Stalled: s.stalled, Stuck: s.stuck})
+		rd.Stalls = append(rd.Stalls, ClientStall{Client: p.label(), Longest: s.longest, From: sinceOrZero(s.longestFrom, signalled),
+			Stalled: s.stalled, Stuck: s.stuck})
 		if len(s.stuck) > 0 {
 			rd.Problems = append(rd.Problems, fmt.Sprintf("%s: partitions %v had no acknowledgement within %v of the %s",
 				p.label(), s.stuck, ackWait, rd.Signal))
@@ -346,8 +350,17 @@ func (r *runner) measureBalance(ctx context.Context, c *weirCluster, via *node, 
 	end := time.Now()
 	for _, p := range prods {
 		s := p.acks().stallIn(from, end, stallFloor)
-		rd.BalanceStalls = append(rd.BalanceStalls, ClientStall{Client: p.label(), Longest: s.longest, Stalled: s.stalled, Stuck: s.stuck})
+		rd.BalanceStalls = append(rd.BalanceStalls, ClientStall{Client: p.label(), Longest: s.longest, From: sinceOrZero(s.longestFrom, from),
+			Stalled: s.stalled, Stuck: s.stuck})
 	}
+}
+
+// sinceOrZero is t - ref, or 0 when t is unset.
+func sinceOrZero(t, ref time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Sub(ref)
 }
 
 func signalName(sig syscall.Signal) string {

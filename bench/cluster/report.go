@@ -192,7 +192,7 @@ func (res *Result) writeFailover(b *strings.Builder, f *FailoverResult) {
 			cell := "-"
 			for _, s := range r.Stalls {
 				if s.Client == c {
-					cell = fmt.Sprintf("%s (%d)", ms(s.Longest), s.Stalled)
+					cell = fmt.Sprintf("%s (%d) from %s", ms(s.Longest), s.Stalled, signedMs(s.From))
 					if len(s.Stuck) > 0 {
 						cell = fmt.Sprintf(">= %s (%d, %d still stalled)", ms(s.Longest), s.Stalled, len(s.Stuck))
 					}
@@ -360,6 +360,14 @@ func ms(d time.Duration) string {
 		return "-"
 	}
 	return dist.Round(d).String()
+}
+
+// signedMs is d rounded, with its sign.
+func signedMs(d time.Duration) string {
+	if d < 0 {
+		return "-" + dist.Round(-d).String()
+	}
+	return "+" + dist.Round(d).String()
 }
 
 // msf is d in milliseconds.

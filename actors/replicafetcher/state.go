@@ -40,8 +40,10 @@ const FetchVersion = 12
 //     NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH and
 //     UNKNOWN_TOPIC_OR_PARTITION from the leader (whose metadata may lag
 //     this node's) and UNKNOWN_LEADER_EPOCH from the follower (which has
-//     not seen its BecomeFollower yet) are also retried after BackoffMs, as
-//     Kafka's fetcher does, since no newer Follow may ever come for them.
+//     not seen its BecomeFollower yet) are also retried, since no newer
+//     Follow may ever come for them: after laggingRetryMs, doubling with
+//     each such answer in a row up to BackoffMs (Kafka's fetcher waits
+//     BackoffMs at once).
 //
 // One Fetch is in flight at a time. The next one goes out once the
 // previous one is answered, the fetcher's backoff after a failed Fetch has
@@ -120,6 +122,28 @@ type part struct {
 	// (0: a paused one waits for a newer Follow only).
 	retryAtMs int64
 	lastError string
+	// lagged counts the answers in a row that said the other side has not
+	// caught up with this epoch yet (lagRetryAt).
+	lagged int
+}
+
+// laggingRetryMs is the first retry after an answer saying that the
+// leader's metadata, or the follower replica, has not caught up with the
+// epoch of this node's Follow yet: the nodes apply one metadata log, so
+// it is a matter of milliseconds. The wait doubles with each such answer
+// in a row, up to BackoffMs (Kafka waits replica.fetch.backoff.ms, a
+// second, at once, which holds acks=all writes on a new leader back for
+// as long).
+const laggingRetryMs = 20
+
+// lagRetryAt is when p, lagging for another answer, is retried.
+func (s *State) lagRetryAt(p *part, nowMs int64) int64 {
+	wait := int64(s.cfg.BackoffMs)
+	if p.lagged < 16 {
+		wait = min(wait, int64(laggingRetryMs)<<p.lagged)
+	}
+	p.lagged++
+	return nowMs + wait
 }
 
 // inflight is the Fetch in flight and what it asked for.
@@ -275,7 +299,7 @@ func (s *State) onPosition(p *part, m *partition.ReplicaPosition, nowMs int64) {
 		s.pause(p, 0, replicaError(m.ErrorCode))
 	case kerr.UnknownLeaderEpoch.Code:
 		// The replica has not seen the epoch yet: it soon will.
-		s.pause(p, nowMs+int64(s.cfg.BackoffMs), replicaError(m.ErrorCode))
+		s.pause(p, s.lagRetryAt(p, nowMs), replicaError(m.ErrorCode))
 	default:
 		s.delay(p, nowMs, replicaError(m.ErrorCode))
 	}
@@ -347,7 +371,7 @@ func b2i(b bool) int {
 func (s *State) onPartition(p *part, sp sentPartition, rp *kmsg.FetchResponseTopicPartition, nowMs int64, out *Output) {
 	switch rp.ErrorCode {
 	case 0:
-		p.lastError = ""
+		p.lastError, p.lagged = "", 0
 		switch {
 		case rp.DivergingEpoch.Epoch >= 0 && rp.DivergingEpoch.EndOffset >= 0:
 			s.command(p, nowMs, out, Command{Truncate: &partition.TruncateDiverging{
@@ -371,9 +395,9 @@ func (s *State) onPartition(p *part, sp sentPartition, rp *kmsg.FetchResponseTop
 		// is on its way.
 		s.pause(p, 0, leaderError(rp.ErrorCode))
 	case kerr.NotLeaderForPartition.Code, kerr.UnknownLeaderEpoch.Code, kerr.UnknownTopicOrPartition.Code:
-		// The leader's metadata may lag this node's: retried after the
-		// backoff unless a newer Follow comes first.
-		s.pause(p, nowMs+int64(s.cfg.BackoffMs), leaderError(rp.ErrorCode))
+		// The leader's metadata may lag this node's: retried soon, then
+		// less and less often, unless a newer Follow comes first.
+		s.pause(p, s.lagRetryAt(p, nowMs), leaderError(rp.ErrorCode))
 	default:
 		s.delay(p, nowMs, leaderError(rp.ErrorCode))
 	}

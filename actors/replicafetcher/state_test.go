@@ -645,3 +645,30 @@ func TestUnknownAnswer(t *testing.T) {
 		t.Fatalf("unknown answer: %+v", out)
 	}
 }
+
+// A leader whose metadata lags this node's (it has not applied the
+// election that makes it leader yet) is asked again within milliseconds,
+// then less and less often, never later than the backoff; a success
+// starts the count over.
+func TestLaggingLeaderRetriedSoon(t *testing.T) {
+	h := newHarness(t)
+	h.start(refA0)
+	wantRetryAfter := func(wait int64) {
+		t.Helper()
+		if out := h.tick(h.now + wait - 1); len(out.Commands) != 0 {
+			t.Fatalf("retried before %d ms: %+v", wait, out)
+		}
+		out := h.tick(h.now + 1)
+		if len(out.Commands) != 1 || out.Commands[0].Append == nil {
+			t.Fatalf("not retried after %d ms: %+v", wait, out)
+		}
+		h.answer(refA0, 0, 10, 4, 5)
+	}
+	for _, wait := range []int64{laggingRetryMs, 2 * laggingRetryMs, 4 * laggingRetryMs, tBackoff, tBackoff} {
+		h.respond(failed(refA0, kerr.UnknownLeaderEpoch.Code, -1, -1))
+		wantRetryAfter(wait)
+	}
+	h.respond(data(refA0, "", 8, 0))
+	h.respond(failed(refA0, kerr.NotLeaderForPartition.Code, -1, -1))
+	wantRetryAfter(laggingRetryMs)
+}

@@ -1,4 +1,4 @@
-// Package failover measures what Kafka clients at their default settings do
+// Package clientprobe measures what Kafka clients at their default settings do
 // while a partition's leader moves, so weir can answer in the way that lets
 // them find the new leader on their first retry.
 //
@@ -16,8 +16,8 @@
 // its first Produce at the new leader, and how many requests it sent
 // before that.
 //
-//	go test ./bench/failover -run TestClientFailover -v
+//	go test ./bench/clientprobe -run TestClientFailover -v
 //
 // runs one round per client and scenario; WEIR_MEASURE_FULL=1 the recorded
 // counts (WEIR_MEASURE_ROUNDS, default 10, at two injection delays).
-package failover
+package clientprobe

@@ -201,3 +201,10 @@ func (n *Nodes) WaitInSync(ctx context.Context, topics []string, want int, timeo
 		return allInSync(ps, want), nil
 	})
 }
+
+// PollUntil calls check every `every` until it reports true and returns
+// the time it did; errors of single checks are retried, and the last is
+// quoted when timeout passes first.
+func PollUntil(ctx context.Context, timeout, every time.Duration, what string, check func(context.Context) (bool, error)) (time.Time, error) {
+	return pollUntil(ctx, timeout, every, what, check)
+}

@@ -1,0 +1,263 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/weirmq/weir/bench/cluster"
+)
+
+// faultOutcome is what one fault did and how the cluster recovered.
+type faultOutcome struct {
+	victims []int32
+	at      time.Time // the first signal
+	// elected runs from the first signal until a node's Metadata showed
+	// every partition led by a node that was not hit, or by a node that
+	// was hit but has since been elected anew (a higher leader epoch);
+	// -1 when not within Config.RoundTimeout. For rolling, the longest
+	// of the nodes' moves.
+	elected time.Duration
+	// recovered is when every ISR was full again after the fault.
+	recovered time.Time
+	problems  []string
+}
+
+// faulter injects faults into a cluster this package started.
+type faulter struct {
+	cfg    Config
+	nodes  *cluster.Nodes
+	topics []string
+	parts  int // partitions over every topic
+	// paused is the node under SIGSTOP, 0 when none: no Metadata poll
+	// goes to it.
+	paused int32
+}
+
+// inject runs fault f and returns once the cluster is whole again (every
+// node running, every ISR full), or an error when it cannot be made
+// whole (a node would not start).
+func (fl *faulter) inject(ctx context.Context, f Fault) (faultOutcome, error) {
+	out := faultOutcome{elected: -1}
+	before, err := fl.metadata(ctx)
+	if err != nil {
+		return out, err
+	}
+	switch f {
+	case FaultLeader:
+		v, _ := mostLeader(before, fl.cfg.Nodes)
+		err = fl.killRestart(ctx, &out, before, []int32{v}, false)
+	case FaultController:
+		var v int32
+		v, err = fl.quorumLeader(ctx)
+		if err == nil {
+			err = fl.killRestart(ctx, &out, before, []int32{v}, false)
+		}
+	case FaultTwo:
+		v, _ := mostLeader(before, fl.cfg.Nodes)
+		second := v%int32(fl.cfg.Nodes) + 1
+		err = fl.killRestart(ctx, &out, before, []int32{v, second}, true)
+	case FaultAll:
+		err = fl.killRestart(ctx, &out, before, fl.nodes.IDs(), true)
+	case FaultPause:
+		v, _ := mostLeader(before, fl.cfg.Nodes)
+		err = fl.pause(ctx, &out, before, v)
+	case FaultRolling:
+		err = fl.rolling(ctx, &out)
+	default:
+		err = fmt.Errorf("no fault %q", f)
+	}
+	if err != nil {
+		return out, err
+	}
+	at, err := fl.nodes.WaitInSync(ctx, fl.topics, fl.parts, fl.cfg.RoundTimeout)
+	if err != nil {
+		out.problems = append(out.problems, fmt.Sprintf("after the fault: %v", err))
+		at = time.Now()
+	}
+	out.recovered = at
+	return out, nil
+}
+
+// killRestart SIGKILLs victims at once and starts them again: at once
+// when together (two or all nodes down leave no quorum to elect new
+// leaders until they are back), else once every partition has a leader.
+func (fl *faulter) killRestart(ctx context.Context, out *faultOutcome, before []cluster.PartitionState, victims []int32, together bool) error {
+	out.victims = victims
+	out.at = time.Now()
+	for _, v := range victims {
+		if err := fl.nodes.Signal(v, syscall.SIGKILL); err != nil {
+			return err
+		}
+	}
+	for _, v := range victims {
+		fl.nodes.Kill(v) // reap
+	}
+	restart := func() error {
+		for _, v := range victims {
+			probs, err := fl.nodes.Start(ctx, v)
+			out.problems = append(out.problems, probs...)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if together {
+		errc := make(chan error, 1)
+		go func() { errc <- restart() }()
+		out.elected = fl.waitElected(ctx, out, before, victims)
+		return <-errc
+	}
+	out.elected = fl.waitElected(ctx, out, before, victims)
+	return restart()
+}
+
+// pause SIGSTOPs victim for Config.Pause and SIGCONTs it.
+func (fl *faulter) pause(ctx context.Context, out *faultOutcome, before []cluster.PartitionState, victim int32) error {
+	out.victims = []int32{victim}
+	out.at = time.Now()
+	if err := fl.nodes.Signal(victim, syscall.SIGSTOP); err != nil {
+		return err
+	}
+	fl.paused = victim
+	defer func() { fl.paused = 0 }()
+	cont := time.NewTimer(fl.cfg.Pause)
+	defer cont.Stop()
+	elected := make(chan time.Duration, 1)
+	go func() { elected <- fl.waitElected(ctx, out, before, out.victims) }()
+	select {
+	case <-cont.C:
+	case <-ctx.Done():
+	}
+	if err := fl.nodes.Signal(victim, syscall.SIGCONT); err != nil {
+		return err
+	}
+	out.elected = <-elected
+	return ctx.Err()
+}
+
+// rolling SIGTERMs each node in turn, starts it again and waits for full
+// ISRs before the next.
+func (fl *faulter) rolling(ctx context.Context, out *faultOutcome) error {
+	out.at = time.Now()
+	var longest time.Duration
+	for _, v := range fl.nodes.IDs() {
+		before, err := fl.metadata(ctx)
+		if err != nil {
+			return err
+		}
+		out.victims = append(out.victims, v)
+		at := time.Now()
+		if err := fl.nodes.Signal(v, syscall.SIGTERM); err != nil {
+			return err
+		}
+		if err := fl.nodes.WaitExited(ctx, v, fl.cfg.RoundTimeout); err != nil {
+			out.problems = append(out.problems, err.Error())
+		}
+		step := *out
+		step.at = at
+		d := fl.waitElected(ctx, &step, before, []int32{v})
+		out.problems = step.problems
+		if d < 0 || longest < 0 {
+			longest = -1
+		} else {
+			longest = max(longest, d)
+		}
+		probs, err := fl.nodes.Start(ctx, v)
+		out.problems = append(out.problems, probs...)
+		if err != nil {
+			return err
+		}
+		if _, err := fl.nodes.WaitInSync(ctx, fl.topics, fl.parts, fl.cfg.RoundTimeout); err != nil {
+			out.problems = append(out.problems, fmt.Sprintf("after node %d's restart: %v", v, err))
+		}
+	}
+	out.elected = longest
+	return nil
+}
+
+// waitElected polls Metadata until every partition is led anew (see
+// faultOutcome.elected) and returns the time since out.at, -1 on timeout.
+func (fl *faulter) waitElected(ctx context.Context, out *faultOutcome, before []cluster.PartitionState, victims []int32) time.Duration {
+	epochs := map[string]int32{}
+	for _, p := range before {
+		epochs[partKey(p)] = p.Epoch
+	}
+	at, err := cluster.PollUntil(ctx, fl.cfg.RoundTimeout, fl.cfg.PollEvery, "every partition led anew", func(ctx context.Context) (bool, error) {
+		ps, err := fl.metadata(ctx)
+		if err != nil {
+			return false, err
+		}
+		return ledAnew(ps, fl.parts, victims, epochs), nil
+	})
+	if err != nil {
+		out.problems = append(out.problems, err.Error())
+		return -1
+	}
+	return at.Sub(out.at)
+}
+
+// ledAnew reports whether all want partitions are listed, each led by a
+// node outside victims or by a victim under a leader epoch above the one
+// before the fault.
+func ledAnew(ps []cluster.PartitionState, want int, victims []int32, epochs map[string]int32) bool {
+	if len(ps) != want {
+		return false
+	}
+	for _, p := range ps {
+		if p.Leader < 0 || slices.Contains(victims, p.Leader) && p.Epoch <= epochs[partKey(p)] {
+			return false
+		}
+	}
+	return true
+}
+
+func partKey(p cluster.PartitionState) string { return fmt.Sprintf("%s/%d", p.Topic, p.Partition) }
+
+// metadata asks a running node, not the paused one, for the topics.
+func (fl *faulter) metadata(ctx context.Context) ([]cluster.PartitionState, error) {
+	var except []int32
+	if fl.paused != 0 {
+		except = append(except, fl.paused)
+	}
+	via, err := fl.nodes.LiveNode(except...)
+	if err != nil {
+		return nil, err
+	}
+	return fl.nodes.Metadata(ctx, via, fl.topics)
+}
+
+// quorumLeader asks a running node for the metadata quorum's leader.
+func (fl *faulter) quorumLeader(ctx context.Context) (int32, error) {
+	via, err := fl.nodes.LiveNode()
+	if err != nil {
+		return -1, err
+	}
+	id, err := fl.nodes.QuorumLeader(ctx, via)
+	if err == nil && id <= 0 {
+		err = errors.New("describe quorum: no leader")
+	}
+	return id, err
+}
+
+// mostLeader returns the node leading the most partitions (the lowest id
+// on a tie) and how many it leads.
+func mostLeader(ps []cluster.PartitionState, nodes int) (int32, int) {
+	counts := map[int32]int{}
+	for _, p := range ps {
+		if p.Leader > 0 {
+			counts[p.Leader]++
+		}
+	}
+	best, most := int32(1), -1
+	for id := int32(1); id <= int32(nodes); id++ {
+		if counts[id] > most {
+			best, most = id, counts[id]
+		}
+	}
+	return best, most
+}

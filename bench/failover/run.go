@@ -1,0 +1,334 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/weirmq/weir/bench/cluster"
+)
+
+// Progress is where a run is, for a progress bar.
+type Progress struct {
+	Fault         Fault
+	Scenario      int // 1-based, of Scenarios
+	Scenarios     int
+	Round, Rounds int // 1-based round of the scenario
+	Sent, Records int // this round's
+	Acked         int
+	Consumed      int
+	Phase         string
+}
+
+// Result holds every figure of a run.
+type Result struct {
+	Config   Config
+	Started  time.Time
+	Elapsed  time.Duration
+	Settings Settings
+	// Scenarios holds one entry per fault, in run order.
+	Scenarios []*Scenario
+}
+
+// Settings states every client and broker setting used.
+type Settings struct {
+	Producer []string `json:"producer"`
+	Consumer []string `json:"consumer"`
+	Broker   []string `json:"broker"`
+}
+
+// Scenario is the rounds of one fault.
+type Scenario struct {
+	Fault  Fault   `json:"fault"`
+	Rounds []Round `json:"rounds"`
+	// Start is when its first round began.
+	Start time.Time `json:"start"`
+	// acks, arrivals and counts are the series of the picture.
+	acks     []Ack
+	arrivals []int64
+	counts   []int32
+}
+
+// Round is one round's figures; durations are milliseconds, -1 where
+// not measured.
+type Round struct {
+	Round              int              `json:"round"`
+	Victims            []int32          `json:"victims"`
+	FaultAt            time.Time        `json:"fault_at"`
+	RecoveredAt        time.Time        `json:"recovered_at"`
+	Sent               int              `json:"sent"`
+	Acked              int              `json:"acked"`
+	Failed             int              `json:"failed"`
+	Pending            int              `json:"pending"`
+	Consumed           int              `json:"consumed"`
+	Lost               int              `json:"lost"`
+	Duplicated         int              `json:"duplicated"`
+	Reordered          int              `json:"reordered"`
+	Moved              int              `json:"moved"`
+	Unacked            int              `json:"unacked"`
+	LostSeqs           []uint32         `json:"lost_examples,omitempty"`
+	MaxProduceStallMs  float64          `json:"max_produce_stall_ms"`
+	MaxConsumerStallMs float64          `json:"max_consumer_stall_ms"`
+	LeaderElectedMs    float64          `json:"leader_elected_ms"`
+	RecoveredMs        float64          `json:"recovered_ms"`
+	RebalanceMs        float64          `json:"rebalance_ms"`
+	P50SendMs          float64          `json:"p50_send_ms"`
+	P99SendMs          float64          `json:"p99_send_ms"`
+	MaxSendMs          float64          `json:"max_send_ms"`
+	ClientErrors       map[string]int64 `json:"client_errors"`
+	CommitFailures     int64            `json:"commit_failures"`
+	Problems           []string         `json:"problems,omitempty"`
+}
+
+// millis is d in milliseconds to 0.1 ms, -1 for a negative d.
+func millis(d time.Duration) float64 {
+	if d < 0 {
+		return -1
+	}
+	return float64(d.Round(100*time.Microsecond)) / 1e6
+}
+
+// runner is one Run.
+type runner struct {
+	cfg   Config
+	log   *slog.Logger
+	nodes *cluster.Nodes
+	fl    *faulter
+	prod  *producer
+	cons  *consumer
+	res   *Result
+
+	mu   sync.Mutex
+	prog Progress
+	rs   *roundSends
+	rnd  uint32
+}
+
+// Run starts the cluster, creates the topics, and runs Config.Rounds
+// rounds of each fault in Config.Faults. A round whose fault left the
+// cluster broken (a node that would not start) ends the run with the
+// rounds measured so far.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &runner{cfg: cfg, log: log, res: &Result{Config: cfg, Started: time.Now()}}
+	defer func() { r.res.Elapsed = time.Since(r.res.Started) }()
+	nodes, err := cluster.StartNodes(ctx, cluster.NodesConfig{WeirPath: cfg.WeirPath, WeirArgs: cfg.WeirArgs, WeirEnv: cfg.WeirEnv,
+		TempDir: cfg.TempDir, Keep: cfg.Keep, Nodes: cfg.Nodes, GossipProfile: cfg.GossipProfile, StartTimeout: cfg.StartTimeout,
+		Name: "failover", Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	defer nodes.Close()
+	r.nodes = nodes
+	topicCfg := map[string]*string{"min.insync.replicas": new(strconv.Itoa(cfg.MinInsync))}
+	if cfg.Unclean {
+		topicCfg["unclean.leader.election.enable"] = new("true")
+	}
+	topics := cfg.topicNames()
+	if err := nodes.CreateTopics(ctx, topics, int32(cfg.Partitions), int16(cfg.RF), topicCfg); err != nil {
+		return r.res, fmt.Errorf("create topics: %w", err)
+	}
+	r.fl = &faulter{cfg: cfg, nodes: nodes, topics: topics, parts: cfg.Topics * cfg.Partitions}
+	r.res.Settings = r.settings()
+	group := fmt.Sprintf("weir-bench-failover-%d", time.Now().UnixNano())
+	if r.cons, err = newConsumer(nodes.Seeds(), topics, group); err != nil {
+		return r.res, err
+	}
+	defer r.cons.close()
+	r.res.Settings.Consumer = consumerSettings(group)
+	if _, err := cluster.PollUntil(ctx, cfg.StartTimeout, 10*time.Millisecond, "consumer assigned", func(context.Context) (bool, error) {
+		return r.cons.ready(), nil
+	}); err != nil {
+		return r.res, err
+	}
+	if r.prod, err = newProducer(cfg, nodes.Seeds()); err != nil {
+		return r.res, err
+	}
+	defer r.prod.close(cfg.RoundTimeout)
+	stop := r.startProgress()
+	defer stop()
+	for i, f := range cfg.Faults {
+		sc := &Scenario{Fault: f, Start: time.Now()}
+		r.res.Scenarios = append(r.res.Scenarios, sc)
+		for k := range cfg.Rounds {
+			r.setProgress(func(p *Progress) {
+				*p = Progress{Fault: f, Scenario: i + 1, Scenarios: len(cfg.Faults), Round: k + 1, Rounds: cfg.Rounds, Records: cfg.Records, Phase: "sending"}
+			})
+			rd, err := r.round(ctx, sc, f)
+			rd.Round = k + 1
+			sc.Rounds = append(sc.Rounds, rd)
+			log.Info("round", "fault", f, "round", k+1, "victims", rd.Victims, "sent", rd.Sent, "acked", rd.Acked,
+				"lost", rd.Lost, "duplicated", rd.Duplicated, "leader_elected_ms", rd.LeaderElectedMs,
+				"max_produce_stall_ms", rd.MaxProduceStallMs, "problems", len(rd.Problems))
+			if err != nil {
+				return r.res, fmt.Errorf("%s round %d: %w", f, k+1, err)
+			}
+		}
+		sc.arrivals, sc.counts = r.cons.arrivalsSince(sc.Start.UnixNano())
+	}
+	return r.res, nil
+}
+
+// settings lists the broker settings of the run.
+func (r *runner) settings() Settings {
+	c := r.cfg
+	return Settings{
+		Producer: producerSettings(c),
+		Broker: []string{fmt.Sprintf("%d weir serve nodes on loopback, every one a voter", c.Nodes),
+			"gossip profile " + c.GossipProfile,
+			fmt.Sprintf("%d topic(s) x %d partitions, replication factor %d, min.insync.replicas=%d, unclean.leader.election.enable=%v",
+				c.Topics, c.Partitions, c.RF, c.MinInsync, c.Unclean),
+			"every other setting weir's default"},
+	}
+}
+
+// round runs one round of fault f.
+func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error) {
+	cfg := r.cfg
+	r.mu.Lock()
+	r.rnd++
+	round := r.rnd
+	rs := &roundSends{}
+	r.rs = rs
+	r.mu.Unlock()
+	pBefore, cBefore := r.prod.tally.snapshot(), r.cons.tally.snapshot()
+	commitsBefore := r.cons.commitFailures.Load()
+	start := time.Now()
+	sendTime := time.Duration(float64(cfg.Records) / float64(cfg.Rate) * float64(time.Second))
+	faultAt := start.Add(time.Duration(cfg.FaultAfter * float64(sendTime)))
+
+	sendErr := make(chan error, 1)
+	go func() {
+		sendErr <- r.prod.send(ctx, round, cfg.Records, cfg.Rate, rs, func(n int) {})
+	}()
+	var out faultOutcome
+	var faultErr error
+	t := time.NewTimer(time.Until(faultAt))
+	select {
+	case <-t.C:
+		r.setProgress(func(p *Progress) { p.Phase = "fault " + string(f) })
+		out, faultErr = r.fl.inject(ctx, f)
+	case <-ctx.Done():
+		faultErr = context.Cause(ctx)
+	}
+	t.Stop()
+	rd := Round{Victims: out.victims, FaultAt: out.at, RecoveredAt: out.recovered, Problems: out.problems,
+		LeaderElectedMs: millis(out.elected), RecoveredMs: -1}
+	if !out.recovered.IsZero() {
+		rd.RecoveredMs = millis(out.recovered.Sub(out.at))
+	}
+	if err := <-sendErr; err != nil {
+		return rd, err
+	}
+	if faultErr != nil {
+		return rd, faultErr
+	}
+	r.setProgress(func(p *Progress) { p.Phase = "waiting for acks" })
+	if err := rs.waitOutcomes(ctx, cfg.RoundTimeout); err != nil {
+		rd.Problems = append(rd.Problems, err.Error())
+	}
+	r.setProgress(func(p *Progress) { p.Phase = "draining" })
+	r.drain(ctx, round, rs)
+	end := time.Now()
+
+	sent, acks := rs.snapshot()
+	reads := r.cons.reads(round)
+	c := CheckRound(sent, acks, reads)
+	rd.Sent, rd.Acked, rd.Failed, rd.Pending, rd.Consumed = c.Sent, c.Acked, c.Failed, c.Pending, c.Consumed
+	rd.Lost, rd.Duplicated, rd.Reordered, rd.Moved, rd.Unacked, rd.LostSeqs = c.Lost, c.Duplicated, c.Reordered, c.Moved, c.Unacked, c.LostSeqs
+	rd.MaxProduceStallMs = millis(c.MaxProduceStall)
+	rd.P50SendMs, rd.P99SendMs, rd.MaxSendMs = millis(c.P50), millis(c.P99), millis(c.MaxLatency)
+	lastAck := rs.lastAck.Load()
+	if lastAck == 0 || out.at.IsZero() {
+		rd.MaxConsumerStallMs = -1
+	} else {
+		rd.MaxConsumerStallMs = millis(LongestGap(r.cons.arrivalTimes(), out.at.UnixNano(), lastAck))
+	}
+	rd.RebalanceMs = -1
+	if d, ok := r.cons.rebalanceIn(start.UnixNano(), end.UnixNano()); ok {
+		rd.RebalanceMs = millis(d)
+	}
+	rd.ClientErrors = diffCounts(r.prod.tally.snapshot(), pBefore)
+	for k, v := range diffCounts(r.cons.tally.snapshot(), cBefore) {
+		rd.ClientErrors[k] += v
+	}
+	rd.CommitFailures = r.cons.commitFailures.Load() - commitsBefore
+	sc.acks = append(sc.acks, acks...)
+	return rd, nil
+}
+
+// drain waits until the consumer read every record of round acknowledged,
+// or read nothing new for Config.DrainQuiet, or Config.RoundTimeout passed.
+func (r *runner) drain(ctx context.Context, round uint32, rs *roundSends) {
+	_, acks := rs.snapshot()
+	last, lastAt := -1, time.Now()
+	_, _ = cluster.PollUntil(ctx, r.cfg.RoundTimeout, 20*time.Millisecond, "drain", func(context.Context) (bool, error) {
+		if r.cons.missing(round, acks) == 0 {
+			return true, nil
+		}
+		if n := r.cons.readCount(round); n != last {
+			last, lastAt = n, time.Now()
+		}
+		return time.Since(lastAt) > r.cfg.DrainQuiet, nil
+	})
+}
+
+// diffCounts is now - before, without zeros.
+func diffCounts(now, before map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range now {
+		if d := v - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+func (r *runner) setProgress(f func(*Progress)) {
+	r.mu.Lock()
+	f(&r.prog)
+	r.mu.Unlock()
+}
+
+// startProgress calls Config.Progress every Config.ProgressEvery until the
+// returned stop.
+func (r *runner) startProgress() (stop func()) {
+	if r.cfg.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(r.cfg.ProgressEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			r.mu.Lock()
+			p, rs, round := r.prog, r.rs, r.rnd
+			r.mu.Unlock()
+			if rs != nil {
+				rs.mu.Lock()
+				p.Sent, p.Acked = rs.sent, len(rs.acks)
+				rs.mu.Unlock()
+				p.Consumed = r.cons.readCount(round)
+			}
+			r.cfg.Progress(p)
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}

@@ -181,7 +181,10 @@ func (c Config) Validate() error {
 		return invalidf("pause %v, poll every %v, round timeout %v, drain quiet %v, start timeout %v: each needs more than 0",
 			c.Pause, c.PollEvery, c.RoundTimeout, c.DrainQuiet, c.StartTimeout)
 	}
-	for _, f := range c.Faults {
+	for i, f := range c.Faults {
+		if slices.Contains(c.Faults[:i], f) {
+			return invalidf("fault %s named twice", f)
+		}
 		if !slices.Contains(Faults, f) {
 			return invalidf("no fault %q; there are %s (partition and client-disconnect are not built yet)", f, faultList())
 		}

@@ -67,6 +67,12 @@ func (sc *Scenario) WritePNG(path string) error {
 		{"acknowledged per second", "records/s", thr, false},
 		{"consumed", "records", cons, false},
 	}
+	xMax := sec(end)
+	for _, rd := range sc.Rounds {
+		if !rd.RecoveredAt.IsZero() {
+			xMax = max(xMax, sec(rd.RecoveredAt.UnixNano()))
+		}
+	}
 	plots := make([][]*plot.Plot, len(panels))
 	for i, pn := range panels {
 		p := plot.New()
@@ -77,6 +83,7 @@ func (sc *Scenario) WritePNG(path string) error {
 		if err := sc.addMarks(p, pn.data, sec); err != nil {
 			return err
 		}
+		p.X.Min, p.X.Max, p.Y.Min = 0, xMax*1.02, 0
 		plots[i] = []*plot.Plot{p}
 	}
 	img := vgimg.New(vg.Points(800), vg.Points(900))

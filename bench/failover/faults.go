@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,7 +20,8 @@ type faultOutcome struct {
 	// every partition led by a node that was not hit, or by a node that
 	// was hit but has since been elected anew (a higher leader epoch);
 	// -1 when not within Config.RoundTimeout. For rolling, the longest
-	// of the nodes' moves.
+	// of the nodes' moves; for controller, also until DescribeQuorum
+	// names a new quorum leader.
 	elected time.Duration
 	// recovered is when every ISR was full again after the fault.
 	recovered time.Time
@@ -49,19 +51,19 @@ func (fl *faulter) inject(ctx context.Context, f Fault) (faultOutcome, error) {
 	switch f {
 	case FaultLeader:
 		v, _ := mostLeader(before, fl.cfg.Nodes)
-		err = fl.killRestart(ctx, &out, before, []int32{v}, false)
+		err = fl.killRestart(ctx, &out, before, []int32{v}, false, false)
 	case FaultController:
 		var v int32
 		v, err = fl.quorumLeader(ctx)
 		if err == nil {
-			err = fl.killRestart(ctx, &out, before, []int32{v}, false)
+			err = fl.killRestart(ctx, &out, before, []int32{v}, false, true)
 		}
 	case FaultTwo:
 		v, _ := mostLeader(before, fl.cfg.Nodes)
 		second := v%int32(fl.cfg.Nodes) + 1
-		err = fl.killRestart(ctx, &out, before, []int32{v, second}, true)
+		err = fl.killRestart(ctx, &out, before, []int32{v, second}, true, false)
 	case FaultAll:
-		err = fl.killRestart(ctx, &out, before, fl.nodes.IDs(), true)
+		err = fl.killRestart(ctx, &out, before, fl.nodes.IDs(), true, false)
 	case FaultPause:
 		v, _ := mostLeader(before, fl.cfg.Nodes)
 		err = fl.pause(ctx, &out, before, v)
@@ -85,7 +87,7 @@ func (fl *faulter) inject(ctx context.Context, f Fault) (faultOutcome, error) {
 // killRestart SIGKILLs victims at once and starts them again: at once
 // when together (two or all nodes down leave no quorum to elect new
 // leaders until they are back), else once every partition has a leader.
-func (fl *faulter) killRestart(ctx context.Context, out *faultOutcome, before []cluster.PartitionState, victims []int32, together bool) error {
+func (fl *faulter) killRestart(ctx context.Context, out *faultOutcome, before []cluster.PartitionState, victims []int32, together, controller bool) error {
 	out.victims = victims
 	out.at = time.Now()
 	for _, v := range victims {
@@ -96,24 +98,61 @@ func (fl *faulter) killRestart(ctx context.Context, out *faultOutcome, before []
 	for _, v := range victims {
 		fl.nodes.Kill(v) // reap
 	}
-	restart := func() error {
-		for _, v := range victims {
-			probs, err := fl.nodes.Start(ctx, v)
-			out.problems = append(out.problems, probs...)
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	if together {
 		errc := make(chan error, 1)
-		go func() { errc <- restart() }()
+		var probs []string
+		go func() {
+			var err error
+			probs, err = fl.startAll(ctx, victims)
+			errc <- err
+		}()
 		out.elected = fl.waitElected(ctx, out, before, victims)
-		return <-errc
+		err := <-errc
+		out.problems = append(out.problems, probs...)
+		return err
 	}
 	out.elected = fl.waitElected(ctx, out, before, victims)
-	return restart()
+	if controller {
+		if d := fl.waitNewController(ctx, out, victims[0]); d < 0 || out.elected < 0 {
+			out.elected = -1
+		} else {
+			out.elected = max(out.elected, d)
+		}
+	}
+	probs, err := fl.startAll(ctx, victims)
+	out.problems = append(out.problems, probs...)
+	return err
+}
+
+// startAll starts ids at once (nodes that wait for each other's votes
+// must not wait in turn) and returns when all are ready.
+func (fl *faulter) startAll(ctx context.Context, ids []int32) ([]string, error) {
+	var wg sync.WaitGroup
+	probs := make([][]string, len(ids))
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			probs[i], errs[i] = fl.nodes.Start(ctx, id)
+		}()
+	}
+	wg.Wait()
+	return slices.Concat(probs...), errors.Join(errs...)
+}
+
+// waitNewController polls DescribeQuorum until a leader other than old
+// shows and returns the time since out.at, -1 on timeout.
+func (fl *faulter) waitNewController(ctx context.Context, out *faultOutcome, old int32) time.Duration {
+	at, err := cluster.PollUntil(ctx, fl.cfg.RoundTimeout, fl.cfg.PollEvery, "a new quorum leader", func(ctx context.Context) (bool, error) {
+		id, err := fl.quorumLeader(ctx)
+		return err == nil && id != old, nil
+	})
+	if err != nil {
+		out.problems = append(out.problems, err.Error())
+		return -1
+	}
+	return at.Sub(out.at)
 }
 
 // pause SIGSTOPs victim for Config.Pause and SIGCONTs it.

@@ -230,7 +230,7 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 		return rd, err
 	}
 	if faultErr != nil {
-		return rd, faultErr
+		rd.Problems = append(rd.Problems, faultErr.Error())
 	}
 	r.setProgress(func(p *Progress) { p.Phase = "waiting for acks" })
 	if err := rs.waitOutcomes(ctx, cfg.RoundTimeout); err != nil {
@@ -263,7 +263,7 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	}
 	rd.CommitFailures = r.cons.commitFailures.Load() - commitsBefore
 	sc.acks = append(sc.acks, acks...)
-	return rd, nil
+	return rd, faultErr
 }
 
 // drain waits until the consumer read every record of round acknowledged,

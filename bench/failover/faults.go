@@ -44,7 +44,7 @@ type faulter struct {
 // whole (a node would not start).
 func (fl *faulter) inject(ctx context.Context, f Fault) (faultOutcome, error) {
 	out := faultOutcome{elected: -1}
-	before, err := fl.metadata(ctx)
+	before, err := fl.current(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -54,7 +54,11 @@ func (fl *faulter) inject(ctx context.Context, f Fault) (faultOutcome, error) {
 		err = fl.killRestart(ctx, &out, before, []int32{v}, false, false)
 	case FaultController:
 		var v int32
-		v, err = fl.quorumLeader(ctx)
+		_, err = cluster.PollUntil(ctx, fl.cfg.RoundTimeout, fl.cfg.PollEvery, "a quorum leader", func(ctx context.Context) (bool, error) {
+			var qerr error
+			v, qerr = fl.quorumLeader(ctx)
+			return qerr == nil, qerr
+		})
 		if err == nil {
 			err = fl.killRestart(ctx, &out, before, []int32{v}, false, true)
 		}
@@ -185,7 +189,7 @@ func (fl *faulter) rolling(ctx context.Context, out *faultOutcome) error {
 	out.at = time.Now()
 	var longest time.Duration
 	for _, v := range fl.nodes.IDs() {
-		before, err := fl.metadata(ctx)
+		before, err := fl.current(ctx)
 		if err != nil {
 			return err
 		}
@@ -256,6 +260,17 @@ func ledAnew(ps []cluster.PartitionState, want int, victims []int32, epochs map[
 }
 
 func partKey(p cluster.PartitionState) string { return fmt.Sprintf("%s/%d", p.Topic, p.Partition) }
+
+// current polls Metadata until a node answers with every partition led.
+func (fl *faulter) current(ctx context.Context) ([]cluster.PartitionState, error) {
+	var ps []cluster.PartitionState
+	_, err := cluster.PollUntil(ctx, fl.cfg.RoundTimeout, fl.cfg.PollEvery, "every partition led before the fault", func(ctx context.Context) (bool, error) {
+		var err error
+		ps, err = fl.metadata(ctx)
+		return err == nil && ledAnew(ps, fl.parts, nil, nil), err
+	})
+	return ps, err
+}
 
 // metadata asks a running node, not the paused one, for the topics.
 func (fl *faulter) metadata(ctx context.Context) ([]cluster.PartitionState, error) {

@@ -285,17 +285,27 @@ func (fl *faulter) metadata(ctx context.Context) ([]cluster.PartitionState, erro
 	return fl.nodes.Metadata(ctx, via, fl.topics)
 }
 
-// quorumLeader asks a running node for the metadata quorum's leader.
+// quorumLeader asks every running node (not the paused one) with
+// DescribeQuorum for the metadata quorum's leader: only the leader
+// answers (the others say NOT_LEADER_OR_FOLLOWER with no leader id).
 func (fl *faulter) quorumLeader(ctx context.Context) (int32, error) {
-	via, err := fl.nodes.LiveNode()
-	if err != nil {
-		return -1, err
+	var errs []error
+	for _, id := range fl.nodes.IDs() {
+		if id == fl.paused || !fl.nodes.Running(id) {
+			continue
+		}
+		leader, err := fl.nodes.QuorumLeader(ctx, id)
+		if err == nil && leader > 0 {
+			return leader, nil
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	id, err := fl.nodes.QuorumLeader(ctx, via)
-	if err == nil && id <= 0 {
-		err = errors.New("describe quorum: no leader")
+	if len(errs) > 0 {
+		return -1, errors.Join(errs...)
 	}
-	return id, err
+	return -1, errors.New("describe quorum: no node answers as the leader")
 }
 
 // mostLeader returns the node leading the most partitions (the lowest id

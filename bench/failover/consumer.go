@@ -143,20 +143,20 @@ func (c *consumer) ready() bool {
 }
 
 // missing counts the acknowledged records of acks not read yet.
-func (c *consumer) missing(round uint32, acks []Ack) int {
+func (c *consumer) missing(round uint32, acks []Ack) int { return len(c.missingAcks(round, acks)) }
+
+// missingAcks returns the acknowledged records of acks not read yet.
+func (c *consumer) missingAcks(round uint32, acks []Ack) []Ack {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rr := c.rounds[round]
-	n := 0
+	var out []Ack
 	for _, a := range acks {
-		if a.Err {
-			continue
-		}
-		if rr == nil || int(a.Seq) >= len(rr.seen) || !rr.seen[a.Seq] {
-			n++
+		if !a.Err && (rr == nil || int(a.Seq) >= len(rr.seen) || !rr.seen[a.Seq]) {
+			out = append(out, a)
 		}
 	}
-	return n
+	return out
 }
 
 // readCount is the number of records of round read so far.

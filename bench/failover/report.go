@@ -12,14 +12,14 @@ import (
 )
 
 // columns are the table's headers, one per Round field shown.
-var columns = []string{"fault", "round", "victims", "sent", "acked", "failed", "lost", "dup", "reord",
+var columns = []string{"fault", "round", "victims", "sent", "acked", "failed", "lost", "missed", "dup", "reord",
 	"leader_ms", "prod_stall_ms", "p50_ms", "p99_ms", "max_ms", "cons_stall_ms", "rebalance_ms",
 	"NOT_LEADER", "FETCH_SESSION", "COORD_LOADING", "NOT_COORD", "commit_fail"}
 
 // row is one round's table cells.
 func (rd Round) row(f Fault) []string {
 	cells := []string{string(f), fmt.Sprint(rd.Round), victimsText(rd.Victims), fmt.Sprint(rd.Sent), fmt.Sprint(rd.Acked),
-		fmt.Sprint(rd.Failed), fmt.Sprint(rd.Lost), fmt.Sprint(rd.Duplicated), fmt.Sprint(rd.Reordered),
+		fmt.Sprint(rd.Failed), fmt.Sprint(rd.Lost), fmt.Sprint(rd.ConsumerMissed), fmt.Sprint(rd.Duplicated), fmt.Sprint(rd.Reordered),
 		msText(rd.LeaderElectedMs), msText(rd.MaxProduceStallMs), msText(rd.P50SendMs), msText(rd.P99SendMs), msText(rd.MaxSendMs),
 		msText(rd.MaxConsumerStallMs), msText(rd.RebalanceMs)}
 	for _, e := range NamedErrors {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -55,20 +56,23 @@ type Scenario struct {
 // Round is one round's figures; durations are milliseconds, -1 where
 // not measured.
 type Round struct {
-	Round              int              `json:"round"`
-	Victims            []int32          `json:"victims"`
-	FaultAt            time.Time        `json:"fault_at"`
-	RecoveredAt        time.Time        `json:"recovered_at"`
-	Sent               int              `json:"sent"`
-	Acked              int              `json:"acked"`
-	Failed             int              `json:"failed"`
-	Pending            int              `json:"pending"`
-	Consumed           int              `json:"consumed"`
-	Lost               int              `json:"lost"`
-	Duplicated         int              `json:"duplicated"`
-	Reordered          int              `json:"reordered"`
-	Moved              int              `json:"moved"`
-	Unacked            int              `json:"unacked"`
+	Round       int       `json:"round"`
+	Victims     []int32   `json:"victims"`
+	FaultAt     time.Time `json:"fault_at"`
+	RecoveredAt time.Time `json:"recovered_at"`
+	Sent        int       `json:"sent"`
+	Acked       int       `json:"acked"`
+	Failed      int       `json:"failed"`
+	Pending     int       `json:"pending"`
+	Consumed    int       `json:"consumed"`
+	Lost        int       `json:"lost"`
+	Duplicated  int       `json:"duplicated"`
+	Reordered   int       `json:"reordered"`
+	Moved       int       `json:"moved"`
+	Unacked     int       `json:"unacked"`
+	// ConsumerMissed counts acknowledged records the group member had not
+	// read when the round ended but a read of the log itself found.
+	ConsumerMissed     int              `json:"consumer_missed"`
 	LostSeqs           []uint32         `json:"lost_examples,omitempty"`
 	MaxProduceStallMs  float64          `json:"max_produce_stall_ms"`
 	MaxConsumerStallMs float64          `json:"max_consumer_stall_ms"`
@@ -242,7 +246,17 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 
 	sent, acks := rs.snapshot()
 	reads := r.cons.reads(round)
+	group := CheckRound(sent, acks, slices.Clone(reads))
+	if group.Lost > 0 {
+		r.setProgress(func(p *Progress) { p.Phase = "reading back" })
+		back, err := readBack(ctx, r.nodes.Seeds(), r.fl.topics, round, r.cons.missingAcks(round, acks), cfg.RoundTimeout)
+		if err != nil {
+			rd.Problems = append(rd.Problems, err.Error())
+		}
+		reads = append(reads, back...)
+	}
 	c := CheckRound(sent, acks, reads)
+	rd.ConsumerMissed = group.Lost - c.Lost
 	rd.Sent, rd.Acked, rd.Failed, rd.Pending, rd.Consumed = c.Sent, c.Acked, c.Failed, c.Pending, c.Consumed
 	rd.Lost, rd.Duplicated, rd.Reordered, rd.Moved, rd.Unacked, rd.LostSeqs = c.Lost, c.Duplicated, c.Reordered, c.Moved, c.Unacked, c.LostSeqs
 	rd.MaxProduceStallMs = millis(c.MaxProduceStall)

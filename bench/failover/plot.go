@@ -51,9 +51,10 @@ func (sc *Scenario) WritePNG(path string) error {
 	for i, v := range rate {
 		thr[i] = plotter.XY{X: float64(i) * plotBucket.Seconds(), Y: v}
 	}
-	cons := make(plotter.XYs, 0, len(sc.arrivals))
+	cons := make(plotter.XYs, 0, 2*len(sc.arrivals))
 	total := 0.0
-	for i, t := range sc.arrivals {
+	for i, t := range sc.arrivals { // a step at each poll's records
+		cons = append(cons, plotter.XY{X: sec(t), Y: total})
 		total += float64(sc.counts[i])
 		cons = append(cons, plotter.XY{X: sec(t), Y: total})
 	}

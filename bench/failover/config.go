@@ -83,7 +83,10 @@ type Config struct {
 	// Idempotent enables the idempotent producer (acks=all only, as
 	// Kafka requires).
 	Idempotent bool
-	// Rate is the records sent per second. Default 500.
+	// Sync sends each record only after the previous one's outcome
+	// (seed 000's producer); the default sends asynchronously.
+	Sync bool
+	// Rate is the records sent per second (at most, when Sync). Default 500.
 	Rate int
 	// Records is the records sent per round. Default 2000.
 	Records int
@@ -148,6 +151,12 @@ func DefaultConfig() Config {
 		StartTimeout:  60 * time.Second,
 		ProgressEvery: 200 * time.Millisecond,
 	}
+}
+
+// SeedPreset sets seed 000's whole setup: 4 nodes, 100 topics x 30
+// partitions, 50 records per second.
+func (c *Config) SeedPreset() {
+	c.Nodes, c.Topics, c.Partitions, c.Rate = 4, 100, 30, 50
 }
 
 // Validate checks the fields' ranges.

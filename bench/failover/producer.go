@@ -15,6 +15,9 @@ import (
 // callbacks, each record's value carrying its round, its number and its
 // send time.
 type producer struct {
+	// sync sends each record only after the previous one's outcome, as
+	// seed 000's producer did.
+	sync   bool
 	cl     *kgo.Client
 	tally  *errorTally
 	topics []string
@@ -33,7 +36,11 @@ type roundSends struct {
 // producerSettings are the client options beyond the defaults, for the
 // report.
 func producerSettings(cfg Config) []string {
-	s := []string{"acks=" + cfg.Acks, fmt.Sprintf("idempotent=%v", cfg.Idempotent),
+	mode := "async sends with callbacks"
+	if cfg.Sync {
+		mode = "sync sends (each after the previous one's outcome)"
+	}
+	s := []string{mode, "acks=" + cfg.Acks, fmt.Sprintf("idempotent=%v", cfg.Idempotent),
 		fmt.Sprintf("record delivery timeout %v", cfg.RoundTimeout), "other settings franz-go's defaults"}
 	return s
 }
@@ -58,7 +65,7 @@ func newProducer(cfg Config, seeds []string) (*producer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("producer: %w", err)
 	}
-	return &producer{cl: cl, tally: tally, topics: cfg.topicNames(), size: cfg.RecordSize}, nil
+	return &producer{sync: cfg.Sync, cl: cl, tally: tally, topics: cfg.topicNames(), size: cfg.RecordSize}, nil
 }
 
 // close flushes for at most timeout and closes the client.
@@ -72,6 +79,8 @@ func (p *producer) close(timeout time.Duration) {
 // send sends n records of round at rate records per second, spread over
 // the topics, and returns once all were handed to the client (their
 // outcomes arrive later; see roundSends). onSent is called after each.
+// A sync producer waits for each outcome before the next send, so it
+// sends at most at rate and falls behind while the cluster stalls.
 func (p *producer) send(ctx context.Context, round uint32, n, rate int, rs *roundSends, onSent func(sent int)) error {
 	start := time.Now()
 	tick := time.NewTicker(time.Millisecond)
@@ -79,8 +88,15 @@ func (p *producer) send(ctx context.Context, round uint32, n, rate int, rs *roun
 	for seq := 0; seq < n; {
 		due := min(n, int(time.Since(start).Seconds()*float64(rate))+1)
 		for ; seq < due; seq++ {
-			p.sendOne(ctx, round, uint32(seq), rs)
+			done := p.sendOne(ctx, round, uint32(seq), rs)
 			onSent(seq + 1)
+			if p.sync {
+				select {
+				case <-done:
+				case <-ctx.Done():
+					return context.Cause(ctx)
+				}
+			}
 		}
 		if seq >= n {
 			break
@@ -94,7 +110,9 @@ func (p *producer) send(ctx context.Context, round uint32, n, rate int, rs *roun
 	return nil
 }
 
-func (p *producer) sendOne(ctx context.Context, round, seq uint32, rs *roundSends) {
+// sendOne sends one record; the returned channel closes at its outcome.
+func (p *producer) sendOne(ctx context.Context, round, seq uint32, rs *roundSends) <-chan struct{} {
+	done := make(chan struct{})
 	v := make([]byte, p.size)
 	sent := time.Now().UnixNano()
 	encodeValue(v, round, seq, sent)
@@ -115,7 +133,9 @@ func (p *producer) sendOne(ctx context.Context, round, seq uint32, rs *roundSend
 			rs.lastAck.Store(now)
 		}
 		rs.done.Add(1)
+		close(done)
 	})
+	return done
 }
 
 // waitOutcomes waits until every record sent in rs had its outcome, for

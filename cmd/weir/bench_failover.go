@@ -69,6 +69,9 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 	fs.StringVar(&cfg.Acks, "acks", cfg.Acks, "producer acks: all, 1 or 0")
 	fs.BoolVar(&cfg.Idempotent, "idempotent", cfg.Idempotent, "use the idempotent producer (acks=all)")
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "records per second (50 is seed 000's pace)")
+	fs.BoolVar(&cfg.Sync, "sync", cfg.Sync, "send each record after the previous one's outcome, as seed 000's producer (default async with callbacks)")
+	var preset string
+	fs.StringVar(&preset, "preset", "", "`seed`: seed 000's setup (4 nodes, 100 topics x 30 partitions, 50 records/s); flags given override it")
 	fs.IntVar(&cfg.Records, "records", cfg.Records, "records per round")
 	fs.IntVar(&cfg.RecordSize, "record-size", cfg.RecordSize, "bytes of each record's value")
 	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "rounds per fault, one fault in each")
@@ -94,6 +97,22 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 		return cfg, "", false, err
 	}
 	cfg.WeirEnv = weirEnv
+	switch preset {
+	case "":
+	case "seed":
+		given := cfg
+		cfg.SeedPreset()
+		for name, keep := range map[string]func(){
+			"nodes": func() { cfg.Nodes = given.Nodes }, "topics": func() { cfg.Topics = given.Topics },
+			"partitions": func() { cfg.Partitions = given.Partitions }, "rate": func() { cfg.Rate = given.Rate },
+		} {
+			if fs.Changed(name) {
+				keep()
+			}
+		}
+	default:
+		return cfg, "", false, fs.UsageError(fmt.Errorf("no preset %q; there is seed", preset))
+	}
 	if cfg.WeirPath == "" {
 		self, err := os.Executable()
 		if err != nil {

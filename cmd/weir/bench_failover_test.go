@@ -27,6 +27,8 @@ func TestBenchFailoverRejectsBadFlags(t *testing.T) {
 		{[]string{"--min-insync", "4"}, "min.insync.replicas"},
 		{[]string{"--rounds", "0"}, "rounds"},
 		{[]string{"extra"}, "unexpected"},
+		{[]string{"--preset", "kafka"}, "no preset"},
+		{[]string{"--preset", "seed", "--rf", "5"}, "replication factor"},
 	} {
 		code, stdout, stderr := runCmd(t, append([]string{"bench", "failover"}, c.args...)...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, c.want) {
@@ -43,7 +45,7 @@ func TestBenchFailoverHelp(t *testing.T) {
 	}
 	for _, want := range []string{"usage: weir bench failover", "--nodes", "--topics", "--partitions int", "(default 30)", "--rf", "--min-insync",
 		"--acks", "--idempotent", "--rate", "(default 500)", "--records", "(default 2000)", "--rounds", "(default 8)", "--fault",
-		"controller", "rolling", "--unclean", "--out", "./weir-bench/", "--json"} {
+		"controller", "rolling", "--unclean", "--out", "./weir-bench/", "--json", "--preset", "--sync"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("usage lacks %q:\n%s", want, stderr)
 		}

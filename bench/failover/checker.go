@@ -12,7 +12,10 @@ import (
 // Ack is how one send of a round ended, as the producer's callback saw
 // it. Seq numbers the round's records 0, 1, 2, ... in send order.
 type Ack struct {
-	Seq       uint32
+	Seq uint32
+	// Topic numbers the topic (its index in the run's topics); Partition
+	// is the partition within it.
+	Topic     int32
 	Partition int32
 	// Offset is where the record was acknowledged; -1 when the client
 	// does not know (acks=0).
@@ -26,6 +29,7 @@ type Ack struct {
 // Read is one record the consumer consumed.
 type Read struct {
 	Seq       uint32
+	Topic     int32
 	Partition int32
 	Offset    int64
 }
@@ -69,8 +73,8 @@ const lostExamples = 20
 
 // place is where a record was first read.
 type place struct {
-	partition int32
-	offset    int64
+	topic, partition int32
+	offset           int64
 }
 
 // The per-record flags of CheckRound.
@@ -81,7 +85,7 @@ const (
 
 // CheckRound compares the sends of one round (sent records numbered 0 to
 // sent-1, acks their outcomes) with what the consumer read. It sorts
-// reads (by partition, then offset) and sorts a list of indices into
+// reads (by topic, partition, then offset) and sorts a list of indices into
 // acks; it allocates about 30 bytes per record beyond its inputs.
 //
 // The rules are those of internal/chaos's checker, over record numbers
@@ -98,6 +102,9 @@ func CheckRound(sent int, acks []Ack, reads []Read) Check {
 	flags := make([]uint8, sent)
 	first := make([]place, sent)
 	slices.SortFunc(reads, func(a, b Read) int {
+		if a.Topic != b.Topic {
+			return cmp.Compare(a.Topic, b.Topic)
+		}
 		if a.Partition != b.Partition {
 			return cmp.Compare(a.Partition, b.Partition)
 		}
@@ -105,7 +112,7 @@ func CheckRound(sent int, acks []Ack, reads []Read) Check {
 	})
 	var maxSeq uint32
 	for i, r := range reads {
-		newPartition := i == 0 || r.Partition != reads[i-1].Partition
+		newPartition := i == 0 || r.Topic != reads[i-1].Topic || r.Partition != reads[i-1].Partition
 		if !newPartition && r.Offset == reads[i-1].Offset {
 			continue // read again at the same place: a redelivery
 		}
@@ -117,13 +124,13 @@ func CheckRound(sent int, acks []Ack, reads []Read) Check {
 			continue
 		}
 		if flags[r.Seq]&flagRead != 0 {
-			if p := first[r.Seq]; p.partition != r.Partition || p.offset != r.Offset {
+			if p := first[r.Seq]; p != (place{r.Topic, r.Partition, r.Offset}) {
 				c.Duplicated++
 			}
 			continue
 		}
 		flags[r.Seq] |= flagRead
-		first[r.Seq] = place{r.Partition, r.Offset}
+		first[r.Seq] = place{r.Topic, r.Partition, r.Offset}
 		c.Consumed++
 		if r.Seq < maxSeq {
 			c.Reordered++
@@ -150,7 +157,7 @@ func CheckRound(sent int, acks []Ack, reads []Read) Check {
 			}
 			continue
 		}
-		if p := first[a.Seq]; a.Offset >= 0 && (p.partition != a.Partition || p.offset != a.Offset) {
+		if p := first[a.Seq]; a.Offset >= 0 && p != (place{a.Topic, a.Partition, a.Offset}) {
 			c.Moved++
 		}
 	}
@@ -180,6 +187,9 @@ func maxProduceStall(acks []Ack) time.Duration {
 	}
 	slices.SortFunc(idx, func(i, j int32) int {
 		a, b := &acks[i], &acks[j]
+		if a.Topic != b.Topic {
+			return cmp.Compare(a.Topic, b.Topic)
+		}
 		if a.Partition != b.Partition {
 			return cmp.Compare(a.Partition, b.Partition)
 		}
@@ -190,7 +200,7 @@ func maxProduceStall(acks []Ack) time.Duration {
 		a := &acks[i]
 		from := a.SentNs
 		if k > 0 {
-			if prev := &acks[idx[k-1]]; prev.Partition == a.Partition {
+			if prev := &acks[idx[k-1]]; prev.Topic == a.Topic && prev.Partition == a.Partition {
 				from = max(from, prev.DoneNs)
 			}
 		}

@@ -54,6 +54,15 @@ func TestCheckRound(t *testing.T) {
 			a[3].Err, a[4].Err = true, true
 			return a, append(r[:4], Read{Seq: 5, Partition: 1, Offset: 0}) // 4 not written, 5 pending
 		}, want: Check{Sent: 6, Acked: 3, Failed: 2, Pending: 1, Consumed: 5, Unacked: 2}, stall: 2 * time.Millisecond},
+		{name: "two topics share partition and offset numbers", sent: 5, edit: func(a []Ack, r []Read) ([]Ack, []Read) {
+			// seq 3 and 4 went to topic 1, partition 0, offsets 0 and 1:
+			// the same numbers as seq 0 and 1 in topic 0.
+			for i, seq := range []int{3, 4} {
+				a[seq].Topic, a[seq].Offset = 1, int64(i)
+				r[seq].Topic, r[seq].Offset = 1, int64(i)
+			}
+			return a, r
+		}, want: Check{Sent: 5, Acked: 5, Consumed: 5}, stall: 2 * time.Millisecond},
 		{name: "foreign", sent: 5, edit: func(a []Ack, r []Read) ([]Ack, []Read) {
 			return a, append(r, Read{Seq: 77, Partition: 0, Offset: 9})
 		}, want: Check{Sent: 5, Acked: 5, Consumed: 5, Foreign: 1}, stall: 2 * time.Millisecond},
@@ -139,7 +148,7 @@ func TestCheckMillionRecords(t *testing.T) {
 	took := time.Since(start)
 	runtime.ReadMemStats(&after)
 	alloc := after.TotalAlloc - before.TotalAlloc
-	inputs := uint64(n) * (40 + 16)
+	inputs := uint64(n) * (40 + 24)
 	t.Logf("checked %d records in %v; CheckRound allocated %.1f MB, inputs %.1f MB", n, took, float64(alloc)/1e6, float64(inputs)/1e6)
 	if c.Acked != n || c.Consumed != n || c.Lost != 0 || c.Duplicated != 0 || c.Reordered != 0 || c.Moved != 0 {
 		t.Fatalf("check of a clean round: %s", c)

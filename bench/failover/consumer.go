@@ -21,6 +21,8 @@ type consumer struct {
 	cl    *kgo.Client
 	tally *errorTally
 	done  chan struct{}
+	// topic numbers each topic as Read.Topic does.
+	topic map[string]int32
 
 	commitFailures atomic.Int64
 	foreign        atomic.Int64
@@ -52,7 +54,7 @@ func consumerSettings(group string) []string {
 
 // newConsumer joins group on seeds and consumes topics until close.
 func newConsumer(seeds, topics []string, group string) (*consumer, error) {
-	c := &consumer{tally: newErrorTally(), done: make(chan struct{}), rounds: map[uint32]*roundReads{}}
+	c := &consumer{tally: newErrorTally(), done: make(chan struct{}), rounds: map[uint32]*roundReads{}, topic: topicIndex(topics)}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.Dialer(c.tally.dial),
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(),
@@ -127,7 +129,7 @@ func (c *consumer) record(fs kgo.Fetches) {
 			rr = &roundReads{}
 			c.rounds[round] = rr
 		}
-		rr.reads = append(rr.reads, Read{Seq: seq, Partition: r.Partition, Offset: r.Offset})
+		rr.reads = append(rr.reads, Read{Seq: seq, Topic: c.topic[r.Topic], Partition: r.Partition, Offset: r.Offset})
 		for int(seq) >= len(rr.seen) {
 			rr.seen = append(rr.seen, make([]bool, len(rr.seen)+1024)...)
 		}
@@ -218,4 +220,13 @@ func (c *consumer) rebalanceIn(from, to int64) (time.Duration, bool) {
 func (c *consumer) close() {
 	c.cl.Close()
 	<-c.done
+}
+
+// topicIndex numbers topics by their place in the list.
+func topicIndex(topics []string) map[string]int32 {
+	m := make(map[string]int32, len(topics))
+	for i, t := range topics {
+		m[t] = int32(i)
+	}
+	return m
 }

@@ -119,10 +119,11 @@ func (p *producer) sendOne(ctx context.Context, round, seq uint32, rs *roundSend
 	rs.mu.Lock()
 	rs.sent++
 	rs.mu.Unlock()
-	r := &kgo.Record{Topic: p.topics[int(seq)%len(p.topics)], Value: v}
+	topic := int32(int(seq) % len(p.topics))
+	r := &kgo.Record{Topic: p.topics[topic], Value: v}
 	p.cl.Produce(ctx, r, func(r *kgo.Record, err error) {
 		now := time.Now().UnixNano()
-		a := Ack{Seq: seq, Partition: r.Partition, Offset: r.Offset, SentNs: sent, DoneNs: now, Err: err != nil}
+		a := Ack{Seq: seq, Topic: topic, Partition: r.Partition, Offset: r.Offset, SentNs: sent, DoneNs: now, Err: err != nil}
 		if err == nil && p.tally.produceUnanswered {
 			a.Offset = -1
 		}

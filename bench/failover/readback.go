@@ -22,7 +22,7 @@ func readBack(ctx context.Context, seeds, topics []string, round uint32, missing
 	from := map[string]map[int32]kgo.Offset{}
 	low := map[string]map[int32]int64{}
 	for _, a := range missing {
-		t := topics[int(a.Seq)%len(topics)]
+		t := topics[a.Topic]
 		if low[t] == nil {
 			low[t], from[t] = map[int32]int64{}, map[int32]kgo.Offset{}
 		}
@@ -56,6 +56,7 @@ func readBack(ctx context.Context, seeds, topics []string, round uint32, missing
 			}
 		}
 	}
+	index := topicIndex(topics)
 	var reads []Read
 	for len(left) > 0 {
 		fs := cl.PollFetches(ctx)
@@ -64,7 +65,7 @@ func readBack(ctx context.Context, seeds, topics []string, round uint32, missing
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			if rd, seq, _, err := decodeValue(r.Value); err == nil && rd == round {
-				reads = append(reads, Read{Seq: seq, Partition: r.Partition, Offset: r.Offset})
+				reads = append(reads, Read{Seq: seq, Topic: index[r.Topic], Partition: r.Partition, Offset: r.Offset})
 			}
 			if end, ok := left[r.Topic][r.Partition]; ok && r.Offset+1 >= end {
 				delete(left[r.Topic], r.Partition)

@@ -60,7 +60,7 @@ func TestBenchFailoverHelp(t *testing.T) {
 func TestBenchFailoverLeaderKills(t *testing.T) {
 	out := t.TempDir()
 	p, err := harness.Spawn(t, harness.Options{Args: []string{"bench", "failover", "--rounds", "2", "--fault", "leader",
-		"--partitions", "6", "--records", "400", "--rate", "400", "--gossip-profile", "relaxed", "--drain-quiet", "3s",
+		"--topics", "2", "--partitions", "3", "--records", "400", "--rate", "400", "--gossip-profile", "relaxed", "--drain-quiet", "3s",
 		"--tmp", t.TempDir(), "--out", out, "--json"}})
 	if err != nil {
 		t.Fatal(err)

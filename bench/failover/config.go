@@ -77,6 +77,12 @@ type Config struct {
 	RF, MinInsync int
 	// Unclean sets unclean.leader.election.enable=true on the topics.
 	Unclean bool
+	// Fsync sets flush.messages=1 on the topics: weir's group-commit
+	// fsync policy, an acknowledgement also meaning "on disk".
+	Fsync bool
+	// ClientTuned lowers the clients' metadata ages and retry backoff
+	// (see tunedOpts); the default measures franz-go at its defaults.
+	ClientTuned bool
 
 	// Acks is the producer's acks: "all", "1" or "0". Default "all".
 	Acks string

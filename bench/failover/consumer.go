@@ -47,20 +47,25 @@ type roundReads struct {
 }
 
 // consumerSettings are the client options beyond the defaults.
-func consumerSettings(group string) []string {
-	return []string{"group " + group, "reset to the earliest offset", "auto-commit off, CommitUncommittedOffsets after each poll's records are recorded",
-		"BlockRebalanceOnPoll", "other settings franz-go's defaults"}
+func consumerSettings(group string, tuned bool) []string {
+	s := []string{"group " + group, "reset to the earliest offset", "auto-commit off, CommitUncommittedOffsets after each poll's records are recorded",
+		"BlockRebalanceOnPoll"}
+	return append(s, clientSettings(tuned)...)
 }
 
 // newConsumer joins group on seeds and consumes topics until close.
-func newConsumer(seeds, topics []string, group string) (*consumer, error) {
+func newConsumer(seeds, topics []string, group string, tuned bool) (*consumer, error) {
 	c := &consumer{tally: newErrorTally(), done: make(chan struct{}), rounds: map[uint32]*roundReads{}, topic: topicIndex(topics)}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.Dialer(c.tally.dial),
+	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.Dialer(c.tally.dial),
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) { c.onAssigned() }),
 		kgo.OnPartitionsRevoked(func(context.Context, *kgo.Client, map[string][]int32) { c.onRevoked() }),
-		kgo.OnPartitionsLost(func(context.Context, *kgo.Client, map[string][]int32) { c.onRevoked() }))
+		kgo.OnPartitionsLost(func(context.Context, *kgo.Client, map[string][]int32) { c.onRevoked() })}
+	if tuned {
+		opts = append(opts, tunedOpts()...)
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
 	}

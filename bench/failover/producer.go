@@ -41,8 +41,8 @@ func producerSettings(cfg Config) []string {
 		mode = "sync sends (each after the previous one's outcome)"
 	}
 	s := []string{mode, "acks=" + cfg.Acks, fmt.Sprintf("idempotent=%v", cfg.Idempotent),
-		fmt.Sprintf("record delivery timeout %v", cfg.RoundTimeout), "other settings franz-go's defaults"}
-	return s
+		fmt.Sprintf("record delivery timeout %v", cfg.RoundTimeout)}
+	return append(s, clientSettings(cfg.ClientTuned)...)
 }
 
 // newProducer connects a producer to seeds.
@@ -60,6 +60,9 @@ func newProducer(cfg Config, seeds []string) (*producer, error) {
 	}
 	if !cfg.Idempotent {
 		opts = append(opts, kgo.DisableIdempotentWrite())
+	}
+	if cfg.ClientTuned {
+		opts = append(opts, tunedOpts()...)
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -156,4 +159,27 @@ func (rs *roundSends) snapshot() (sent int, acks []Ack) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	return rs.sent, append([]Ack(nil), rs.acks...)
+}
+
+// The tuned clients' settings (--client-tuned).
+const (
+	tunedMetadataMinAge = 100 * time.Millisecond
+	tunedMetadataMaxAge = 10 * time.Second
+	tunedRetryBackoff   = 50 * time.Millisecond
+)
+
+// tunedOpts lowers franz-go's metadata ages (defaults 5 s and 5 min) and
+// retry backoff (default from 250 ms up to 2.5 s, with jitter).
+func tunedOpts() []kgo.Opt {
+	return []kgo.Opt{kgo.MetadataMinAge(tunedMetadataMinAge), kgo.MetadataMaxAge(tunedMetadataMaxAge),
+		kgo.RetryBackoffFn(func(int) time.Duration { return tunedRetryBackoff })}
+}
+
+// clientSettings states the tuning, for the report.
+func clientSettings(tuned bool) []string {
+	if !tuned {
+		return []string{"other settings franz-go's defaults (--client-defaults)"}
+	}
+	return []string{fmt.Sprintf("tuned (--client-tuned): metadata min age %v, max age %v, retry backoff %v", tunedMetadataMinAge, tunedMetadataMaxAge, tunedRetryBackoff),
+		"other settings franz-go's defaults"}
 }

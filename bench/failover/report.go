@@ -159,6 +159,7 @@ func (res *Result) configJSON() map[string]any {
 	return map[string]any{"nodes": c.Nodes, "topics": c.Topics, "partitions": c.Partitions, "rf": c.RF,
 		"min_insync": c.MinInsync, "acks": c.Acks, "idempotent": c.Idempotent, "rate": c.Rate, "records": c.Records,
 		"record_size": c.RecordSize, "rounds": c.Rounds, "faults": c.Faults, "unclean": c.Unclean,
+		"fsync": c.Fsync, "client_tuned": c.ClientTuned, "sync": c.Sync,
 		"gossip_profile": c.GossipProfile, "pause_ms": millis(c.Pause), "fault_after": c.FaultAfter}
 }
 

@@ -137,6 +137,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Unclean {
 		topicCfg["unclean.leader.election.enable"] = new("true")
 	}
+	if cfg.Fsync {
+		topicCfg["flush.messages"] = new("1")
+	}
 	topics := cfg.topicNames()
 	if err := nodes.CreateTopics(ctx, topics, int32(cfg.Partitions), int16(cfg.RF), topicCfg); err != nil {
 		return r.res, fmt.Errorf("create topics: %w", err)
@@ -144,11 +147,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.fl = &faulter{cfg: cfg, nodes: nodes, topics: topics, parts: cfg.Topics * cfg.Partitions}
 	r.res.Settings = r.settings()
 	group := fmt.Sprintf("weir-bench-failover-%d", time.Now().UnixNano())
-	if r.cons, err = newConsumer(nodes.Seeds(), topics, group); err != nil {
+	if r.cons, err = newConsumer(nodes.Seeds(), topics, group, cfg.ClientTuned); err != nil {
 		return r.res, err
 	}
 	defer r.cons.close()
-	r.res.Settings.Consumer = consumerSettings(group)
+	r.res.Settings.Consumer = consumerSettings(group, cfg.ClientTuned)
 	if _, err := cluster.PollUntil(ctx, cfg.StartTimeout, 10*time.Millisecond, "consumer assigned", func(context.Context) (bool, error) {
 		return r.cons.ready(), nil
 	}); err != nil {
@@ -189,8 +192,8 @@ func (r *runner) settings() Settings {
 		Producer: producerSettings(c),
 		Broker: []string{fmt.Sprintf("%d weir serve nodes on loopback, every one a voter", c.Nodes),
 			"gossip profile " + c.GossipProfile,
-			fmt.Sprintf("%d topic(s) x %d partitions, replication factor %d, min.insync.replicas=%d, unclean.leader.election.enable=%v",
-				c.Topics, c.Partitions, c.RF, c.MinInsync, c.Unclean),
+			fmt.Sprintf("%d topic(s) x %d partitions, replication factor %d, min.insync.replicas=%d, unclean.leader.election.enable=%v, flush.messages=%s",
+				c.Topics, c.Partitions, c.RF, c.MinInsync, c.Unclean, map[bool]string{true: "1 (fsync policy)", false: "default (no fsync)"}[c.Fsync]),
 			"every other setting weir's default"},
 	}
 }

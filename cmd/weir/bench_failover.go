@@ -84,6 +84,9 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 	})
 	fs.DurationVar(&cfg.Pause, "pause", cfg.Pause, "how long the pause fault keeps the leader SIGSTOPped")
 	fs.BoolVar(&cfg.Unclean, "unclean", cfg.Unclean, "set unclean.leader.election.enable=true on the topics")
+	fs.BoolVar(&cfg.Fsync, "fsync", cfg.Fsync, "set flush.messages=1 on the topics (weir's group-commit fsync policy)")
+	fs.BoolVar(&cfg.ClientTuned, "client-tuned", cfg.ClientTuned, "lower the clients' metadata ages and retry backoff")
+	clientDefaults := fs.Bool("client-defaults", true, "run the clients at franz-go's defaults, as a user who changes nothing; --client-tuned turns it off")
 	fs.DurationVar(&cfg.RoundTimeout, "round-timeout", cfg.RoundTimeout, "bound of each wait in a round, and the producer's record delivery timeout")
 	fs.DurationVar(&cfg.DrainQuiet, "drain-quiet", cfg.DrainQuiet, "end a round's consumption after this long without a new record")
 	fs.StringVar(&cfg.GossipProfile, "gossip-profile", cfg.GossipProfile, "the nodes' --gossip-profile: fast, relaxed or lan")
@@ -97,6 +100,9 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 		return cfg, "", false, err
 	}
 	cfg.WeirEnv = weirEnv
+	if fs.Changed("client-defaults") && *clientDefaults && cfg.ClientTuned {
+		return cfg, "", false, fs.UsageError(fmt.Errorf("--client-defaults and --client-tuned exclude each other"))
+	}
 	switch preset {
 	case "":
 	case "seed":

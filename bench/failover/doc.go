@@ -20,8 +20,11 @@
 //     client logs showed them (franz-go's hooks carry no error codes).
 //   - faults.go: the faults (leader, controller, two, all, pause,
 //     rolling) and the time to a new leader from Metadata polls.
-//   - run.go: the rounds; report.go, plot.go, progress.go: the table, the
-//     JSON, the Markdown and the PNG per scenario, the progress bar.
+//   - readback.go: the read of the log itself, outside the group, for
+//     acknowledged records the group member had not read when a round
+//     ended, so that only records missing from the log count as lost.
+//   - run.go: the rounds; report.go, output.go, plot.go: the table, the
+//     JSON, the Markdown, the PNG per scenario and the progress bar.
 //
 // The nodes are bench/cluster's (cluster.StartNodes).
 package failover

@@ -123,6 +123,12 @@ type Config struct {
 	// StartTimeout bounds a node's start and topic creation. Default 60 s.
 	StartTimeout time.Duration
 
+	// NATSExec, when set, runs this program again as one NATS server of
+	// the reference cluster (the program must call
+	// cluster.ServeNATSChild first): Run then measures NATS JetStream's
+	// stream-leader failover as well (--compare nats).
+	NATSExec []string
+
 	// Logger receives progress lines; nil discards them.
 	Logger *slog.Logger
 	// Progress, when set, is called every ProgressEvery with the

@@ -65,7 +65,70 @@ func (res *Result) WriteTable(w io.Writer) error {
 	for _, sc := range res.Scenarios {
 		fmt.Fprintln(w, sc.Summary().String())
 	}
+	if res.NATS != nil || res.NATSError != "" {
+		fmt.Fprintln(w, res.natsLine())
+	}
 	return nil
+}
+
+// natsReference is the NATS rounds in milliseconds.
+type natsReference struct {
+	Version  string         `json:"version"`
+	Method   string         `json:"method"`
+	Rounds   []natsRound    `json:"rounds"`
+	Election map[string]any `json:"election_ms"`
+	Stall    map[string]any `json:"max_publish_stall_ms"`
+	Failed   int64          `json:"failed_publishes"`
+	Error    string         `json:"error,omitempty"`
+}
+
+type natsRound struct {
+	Round      int      `json:"round"`
+	ElectionMs float64  `json:"election_ms"`
+	StallMs    float64  `json:"max_publish_stall_ms"`
+	Stuck      bool     `json:"stuck"`
+	Problems   []string `json:"problems,omitempty"`
+}
+
+// natsMethod says how the NATS reference was measured.
+const natsMethod = "NATS JetStream R3 file stream on 3 in-process nats-server processes (bench/cluster); the stream leader's server SIGKILLed and restarted each round; one synchronous publish every 10 ms through a survivor; election from the kill until the stream info names a live leader; stall the longest gap between publish acknowledgements; no loss check"
+
+func (res *Result) natsReport() natsReference {
+	n := natsReference{Method: natsMethod, Error: res.NATSError}
+	if res.NATS == nil {
+		return n
+	}
+	n.Version, n.Failed = res.NATS.Version, res.NATS.Failed
+	var el, st []time.Duration
+	for i, r := range res.NATS.Rounds {
+		n.Rounds = append(n.Rounds, natsRound{Round: i + 1, ElectionMs: millis(r.Election), StallMs: millis(r.Stall), Stuck: r.Stuck, Problems: r.Problems})
+		if r.Election >= 0 {
+			el = append(el, r.Election)
+		}
+		st = append(st, r.Stall)
+	}
+	n.Election, n.Stall = distJSON(dist.Of(el)), distJSON(dist.Of(st))
+	return n
+}
+
+// natsLine is the NATS reference on one line.
+func (res *Result) natsLine() string {
+	if res.NATS == nil {
+		return "NATS reference: " + res.NATSError
+	}
+	var el, st []time.Duration
+	for _, r := range res.NATS.Rounds {
+		if r.Election >= 0 {
+			el = append(el, r.Election)
+		}
+		st = append(st, r.Stall)
+	}
+	s := fmt.Sprintf("NATS reference (%s, stream leader SIGKILLed, sync publish every 10 ms): new leader %s; publish stall %s; %d failed publishes",
+		res.NATS.Version, dist.Of(el), dist.Of(st), res.NATS.Failed)
+	if res.NATSError != "" {
+		s += "; ended early: " + res.NATSError
+	}
+	return s
 }
 
 // Summary is a scenario's totals and distributions over its rounds.
@@ -141,6 +204,7 @@ func (res *Result) WriteJSON(w io.Writer) error {
 		Config    map[string]any `json:"config"`
 		Settings  Settings       `json:"settings"`
 		Scenarios []scenario     `json:"scenarios"`
+		NATS      *natsReference `json:"nats,omitempty"`
 	}{Started: res.Started.UTC(), ElapsedS: res.Elapsed.Seconds(), Config: res.configJSON(), Settings: res.Settings}
 	for _, sc := range res.Scenarios {
 		s := sc.Summary()
@@ -148,6 +212,10 @@ func (res *Result) WriteJSON(w io.Writer) error {
 			Fault: s.Fault, Rounds: s.Rounds, Sent: s.Sent, Acked: s.Acked, Failed: s.Failed, Lost: s.Lost,
 			Duplicated: s.Duplicated, Reordered: s.Reordered, LeaderElected: distJSON(s.LeaderElected),
 			ProduceStall: distJSON(s.ProduceStall), ConsumerStall: distJSON(s.ConsumerStall), Problems: s.Problems}})
+	}
+	if res.NATS != nil || res.NATSError != "" {
+		n := res.natsReport()
+		doc.NATS = &n
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -196,6 +264,14 @@ func (res *Result) WriteMarkdown(w io.Writer, pictures map[Fault]string) error {
 		}
 		if p, ok := pictures[sc.Fault]; ok {
 			fmt.Fprintf(w, "\n![%s](%s)\n", sc.Fault, p)
+		}
+	}
+	if res.NATS != nil || res.NATSError != "" {
+		n := res.natsReport()
+		fmt.Fprintf(w, "\n## NATS JetStream reference\n\n%s (%s).\n\n", res.natsLine(), natsMethod)
+		fmt.Fprintf(w, "| round | election_ms | max_publish_stall_ms | stuck |\n|---|---|---|---|\n")
+		for _, r := range n.Rounds {
+			fmt.Fprintf(w, "| %d | %s | %s | %v |\n", r.Round, msText(r.ElectionMs), msText(r.StallMs), r.Stuck)
 		}
 	}
 	return nil

@@ -32,6 +32,10 @@ type Result struct {
 	Settings Settings
 	// Scenarios holds one entry per fault, in run order.
 	Scenarios []*Scenario
+	// NATS is the NATS JetStream reference (Config.NATSExec), nil when
+	// it did not run; NATSError says why it ended early.
+	NATS      *cluster.NATSFailoverResult
+	NATSError string
 }
 
 // Settings states every client and broker setting used.
@@ -115,10 +119,37 @@ type runner struct {
 // rounds of each fault in Config.Faults. A round whose fault left the
 // cluster broken (a node that would not start) ends the run with the
 // rounds measured so far.
+//
+// With Config.NATSExec set, it then runs the NATS JetStream reference of
+// bench/cluster (Result.NATS): Config.Rounds SIGKILLs of an R3 stream's
+// leader server with a synchronous publisher, after the weir cluster was
+// closed.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	res, err := runWeir(ctx, cfg)
+	if len(cfg.NATSExec) == 0 || ctx.Err() != nil {
+		return res, err
+	}
+	if res == nil {
+		res = &Result{Config: cfg, Started: time.Now()}
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(Progress{Phase: "NATS reference", Rounds: cfg.Rounds})
+	}
+	nats, nerr := cluster.RunNATSReference(ctx, cluster.NATSReferenceConfig{Exec: cfg.NATSExec, TempDir: cfg.TempDir, Keep: cfg.Keep,
+		Servers: cfg.Nodes, Kills: cfg.Rounds, RoundTimeout: cfg.RoundTimeout, StartTimeout: cfg.StartTimeout, Logger: cfg.Logger})
+	res.NATS = nats
+	if nerr != nil {
+		res.NATSError = nerr.Error()
+	}
+	res.Elapsed = time.Since(res.Started)
+	return res, err
+}
+
+// runWeir is Run's weir part.
+func runWeir(ctx context.Context, cfg Config) (*Result, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	clusterbench "github.com/weirmq/weir/bench/cluster"
 	"github.com/weirmq/weir/bench/failover"
 	"github.com/weirmq/weir/internal/cli"
 )
@@ -20,6 +21,9 @@ const benchFailoverOut = "weir-bench"
 // the JSON) to stdout, and writes the JSON, the Markdown and one PNG per
 // fault under --out.
 func runBenchFailover(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if handled, err := clusterbench.ServeNATSChild(os.Stdin, stdout); handled {
+		return err
+	}
 	cfg, out, asJSON, err := parseBenchFailoverFlags(args, stderr)
 	if err != nil {
 		return err
@@ -70,7 +74,9 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 	fs.BoolVar(&cfg.Idempotent, "idempotent", cfg.Idempotent, "use the idempotent producer (acks=all)")
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "records per second (50 is seed 000's pace)")
 	fs.BoolVar(&cfg.Sync, "sync", cfg.Sync, "send each record after the previous one's outcome, as seed 000's producer (default async with callbacks)")
-	var preset string
+	var preset, compare string
+	fs.StringVar(&compare, "compare", "", "`nats`: also measure a 3-server NATS JetStream R3 stream's leader kills, --rounds of them, as the reference")
+
 	fs.StringVar(&preset, "preset", "", "`seed`: seed 000's setup (4 nodes, 100 topics x 30 partitions, 50 records/s); flags given override it")
 	fs.IntVar(&cfg.Records, "records", cfg.Records, "records per round")
 	fs.IntVar(&cfg.RecordSize, "record-size", cfg.RecordSize, "bytes of each record's value")
@@ -119,12 +125,19 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 	default:
 		return cfg, "", false, fs.UsageError(fmt.Errorf("no preset %q; there is seed", preset))
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return cfg, "", false, fmt.Errorf("bench failover: path of this program: %w", err)
+	}
 	if cfg.WeirPath == "" {
-		self, err := os.Executable()
-		if err != nil {
-			return cfg, "", false, fmt.Errorf("bench failover: path of this program: %w", err)
-		}
 		cfg.WeirPath = self
+	}
+	switch compare {
+	case "":
+	case "nats":
+		cfg.NATSExec = []string{self, "bench", "failover"}
+	default:
+		return cfg, "", false, fs.UsageError(fmt.Errorf("no --compare %q; there is nats", compare))
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, "", false, fs.UsageError(err)

@@ -29,6 +29,7 @@ func TestBenchFailoverRejectsBadFlags(t *testing.T) {
 		{[]string{"extra"}, "unexpected"},
 		{[]string{"--preset", "kafka"}, "no preset"},
 		{[]string{"--client-defaults", "--client-tuned"}, "exclude each other"},
+		{[]string{"--compare", "redpanda"}, "no --compare"},
 		{[]string{"--preset", "seed", "--rf", "5"}, "replication factor"},
 	} {
 		code, stdout, stderr := runCmd(t, append([]string{"bench", "failover"}, c.args...)...)
@@ -46,7 +47,7 @@ func TestBenchFailoverHelp(t *testing.T) {
 	}
 	for _, want := range []string{"usage: weir bench failover", "--nodes", "--topics", "--partitions int", "(default 30)", "--rf", "--min-insync",
 		"--acks", "--idempotent", "--rate", "(default 500)", "--records", "(default 2000)", "--rounds", "(default 8)", "--fault",
-		"controller", "rolling", "--unclean", "--out", "./weir-bench/", "--json", "--preset", "--sync", "--fsync", "--client-tuned", "--client-defaults"} {
+		"controller", "rolling", "--unclean", "--out", "./weir-bench/", "--json", "--preset", "--sync", "--fsync", "--client-tuned", "--client-defaults", "--compare"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("usage lacks %q:\n%s", want, stderr)
 		}

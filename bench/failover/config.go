@@ -2,6 +2,7 @@ package failover
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -66,6 +67,13 @@ type Config struct {
 	Keep bool
 	// GossipProfile is `weir serve --gossip-profile`. Default "fast".
 	GossipProfile string
+	// External, when set, runs against that existing cluster instead of
+	// starting weir nodes (the Weir*, TempDir, Keep, GossipProfile and
+	// Nodes fields are then unused).
+	External *External
+	// TopicPrefix names the topics: prefix-0, prefix-1, ... Default
+	// "failover"; an external run adds the run's start time.
+	TopicPrefix string
 
 	// Nodes is the cluster size. Default 3.
 	Nodes int
@@ -144,6 +152,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		GossipProfile: "fast",
+		TopicPrefix:   "failover",
 		Nodes:         3,
 		Topics:        1,
 		Partitions:    30,
@@ -173,16 +182,21 @@ func (c *Config) SeedPreset() {
 
 // Validate checks the fields' ranges.
 func (c Config) Validate() error {
+	if err := c.validateExternal(); err != nil {
+		return err
+	}
 	switch {
-	case c.WeirPath == "":
+	case c.External == nil && c.WeirPath == "":
 		return invalidf("no weir binary")
+	case c.TopicPrefix == "":
+		return invalidf("no topic prefix")
 	case c.GossipProfile == "":
 		return invalidf("no gossip profile")
 	case c.Nodes < 1:
 		return invalidf("%d nodes, need at least 1", c.Nodes)
 	case c.Topics < 1 || c.Partitions < 1:
 		return invalidf("%d topics of %d partitions, need at least 1 of 1", c.Topics, c.Partitions)
-	case c.RF < 1 || c.RF > c.Nodes:
+	case c.RF < 1 || c.External == nil && c.RF > c.Nodes:
 		return invalidf("replication factor %d on %d nodes, need 1 to %d", c.RF, c.Nodes, c.Nodes)
 	case c.MinInsync < 1 || c.MinInsync > c.RF:
 		return invalidf("min.insync.replicas %d with replication factor %d, need 1 to %d", c.MinInsync, c.RF, c.RF)
@@ -216,6 +230,23 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// validateExternal checks the external cluster's commands.
+func (c Config) validateExternal() error {
+	e := c.External
+	if e == nil {
+		return nil
+	}
+	switch {
+	case len(e.Brokers) == 0:
+		return invalidf("an external cluster needs --brokers")
+	case e.StopCmd == "" || e.StartCmd == "":
+		return invalidf("an external cluster needs --stop-cmd and --start-cmd")
+	case slices.Contains(c.Faults, FaultPause) && (e.PauseCmd == "" || e.ResumeCmd == ""):
+		return invalidf("the pause fault on an external cluster needs --pause-cmd and --resume-cmd")
+	}
+	return nil
+}
+
 func faultList() string {
 	var s []string
 	for _, f := range Faults {
@@ -228,7 +259,7 @@ func faultList() string {
 func (c Config) topicNames() []string {
 	var out []string
 	for i := range c.Topics {
-		out = append(out, topicName(i))
+		out = append(out, fmt.Sprintf("%s-%d", c.TopicPrefix, i))
 	}
 	return out
 }

@@ -31,7 +31,7 @@ type faultOutcome struct {
 // faulter injects faults into a cluster this package started.
 type faulter struct {
 	cfg    Config
-	nodes  *cluster.Nodes
+	nodes  target
 	topics []string
 	parts  int // partitions over every topic
 	// paused is the node under SIGSTOP, 0 when none: no Metadata poll
@@ -50,7 +50,7 @@ func (fl *faulter) inject(ctx context.Context, f Fault) (faultOutcome, error) {
 	}
 	switch f {
 	case FaultLeader:
-		v, _ := mostLeader(before, fl.cfg.Nodes)
+		v, _ := mostLeader(before, fl.nodes.IDs())
 		err = fl.killRestart(ctx, &out, before, []int32{v}, false, false)
 	case FaultController:
 		var v int32
@@ -63,13 +63,13 @@ func (fl *faulter) inject(ctx context.Context, f Fault) (faultOutcome, error) {
 			err = fl.killRestart(ctx, &out, before, []int32{v}, false, true)
 		}
 	case FaultTwo:
-		v, _ := mostLeader(before, fl.cfg.Nodes)
-		second := v%int32(fl.cfg.Nodes) + 1
+		v, _ := mostLeader(before, fl.nodes.IDs())
+		second := nextID(fl.nodes.IDs(), v)
 		err = fl.killRestart(ctx, &out, before, []int32{v, second}, true, false)
 	case FaultAll:
 		err = fl.killRestart(ctx, &out, before, fl.nodes.IDs(), true, false)
 	case FaultPause:
-		v, _ := mostLeader(before, fl.cfg.Nodes)
+		v, _ := mostLeader(before, fl.nodes.IDs())
 		err = fl.pause(ctx, &out, before, v)
 	case FaultRolling:
 		err = fl.rolling(ctx, &out)
@@ -310,18 +310,24 @@ func (fl *faulter) quorumLeader(ctx context.Context) (int32, error) {
 
 // mostLeader returns the node leading the most partitions (the lowest id
 // on a tie) and how many it leads.
-func mostLeader(ps []cluster.PartitionState, nodes int) (int32, int) {
+func mostLeader(ps []cluster.PartitionState, ids []int32) (int32, int) {
 	counts := map[int32]int{}
 	for _, p := range ps {
 		if p.Leader > 0 {
 			counts[p.Leader]++
 		}
 	}
-	best, most := int32(1), -1
-	for id := int32(1); id <= int32(nodes); id++ {
+	best, most := ids[0], -1
+	for _, id := range ids {
 		if counts[id] > most {
 			best, most = id, counts[id]
 		}
 	}
 	return best, most
+}
+
+// nextID is the id after v in ids, wrapping around.
+func nextID(ids []int32, v int32) int32 {
+	i := slices.Index(ids, v)
+	return ids[(i+1)%len(ids)]
 }

@@ -12,8 +12,11 @@ func TestMostLeaderAndLedAnew(t *testing.T) {
 		{Topic: "t", Partition: 1, Leader: 2, Epoch: 3},
 		{Topic: "t", Partition: 2, Leader: 1, Epoch: 1},
 	}
-	if id, n := mostLeader(ps, 3); id != 2 || n != 2 {
+	if id, n := mostLeader(ps, []int32{1, 2, 3}); id != 2 || n != 2 {
 		t.Errorf("mostLeader = %d, %d; want node 2 leading 2", id, n)
+	}
+	if nextID([]int32{1, 2, 3}, 3) != 1 || nextID([]int32{4, 7}, 4) != 7 {
+		t.Error("nextID")
 	}
 	epochs := map[string]int32{"t/0": 5, "t/1": 3, "t/2": 1}
 	if ledAnew(ps, 3, []int32{2}, epochs) {

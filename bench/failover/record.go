@@ -3,7 +3,6 @@ package failover
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 )
 
 // recordMagic opens every value the producer writes.
@@ -32,6 +31,3 @@ func decodeValue(v []byte) (round, seq uint32, sentNs int64, err error) {
 	}
 	return binary.BigEndian.Uint32(v[4:]), binary.BigEndian.Uint32(v[8:]), int64(binary.BigEndian.Uint64(v[12:])), nil
 }
-
-// topicName is the name of topic i of a run.
-func topicName(i int) string { return fmt.Sprintf("failover-%d", i) }

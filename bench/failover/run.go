@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,7 +104,7 @@ func millis(d time.Duration) float64 {
 type runner struct {
 	cfg   Config
 	log   *slog.Logger
-	nodes *cluster.Nodes
+	nodes target
 	fl    *faulter
 	prod  *producer
 	cons  *consumer
@@ -156,13 +157,14 @@ func runWeir(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	r := &runner{cfg: cfg, log: log, res: &Result{Config: cfg, Started: time.Now()}}
 	defer func() { r.res.Elapsed = time.Since(r.res.Started) }()
-	nodes, err := cluster.StartNodes(ctx, cluster.NodesConfig{WeirPath: cfg.WeirPath, WeirArgs: cfg.WeirArgs, WeirEnv: cfg.WeirEnv,
-		TempDir: cfg.TempDir, Keep: cfg.Keep, Nodes: cfg.Nodes, GossipProfile: cfg.GossipProfile, StartTimeout: cfg.StartTimeout,
-		Name: "failover", Logger: log})
+	nodes, err := r.target(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer nodes.Close()
+	cfg = r.cfg // with the external run's topic prefix
+	cfg.Nodes = len(nodes.IDs())
+	r.cfg, r.res.Config = cfg, cfg
 	r.nodes = nodes
 	topicCfg := map[string]*string{"min.insync.replicas": new(strconv.Itoa(cfg.MinInsync))}
 	if cfg.Unclean {
@@ -216,16 +218,34 @@ func runWeir(ctx context.Context, cfg Config) (*Result, error) {
 	return r.res, nil
 }
 
+// target starts the weir nodes, or connects to the external cluster.
+func (r *runner) target(ctx context.Context) (target, error) {
+	cfg := r.cfg
+	if cfg.External != nil {
+		if cfg.TopicPrefix == DefaultConfig().TopicPrefix {
+			r.cfg.TopicPrefix = fmt.Sprintf("weir-bench-failover-%d", time.Now().Unix())
+		}
+		return newExternal(ctx, *cfg.External, cfg.RoundTimeout)
+	}
+	return cluster.StartNodes(ctx, cluster.NodesConfig{WeirPath: cfg.WeirPath, WeirArgs: cfg.WeirArgs, WeirEnv: cfg.WeirEnv,
+		TempDir: cfg.TempDir, Keep: cfg.Keep, Nodes: cfg.Nodes, GossipProfile: cfg.GossipProfile, StartTimeout: cfg.StartTimeout,
+		Name: "failover", Logger: r.log})
+}
+
 // settings lists the broker settings of the run.
 func (r *runner) settings() Settings {
 	c := r.cfg
+	where := []string{fmt.Sprintf("%d weir serve nodes on loopback, every one a voter", c.Nodes), "gossip profile " + c.GossipProfile}
+	if c.External != nil {
+		where = []string{fmt.Sprintf("an external cluster of %d brokers at %s", c.Nodes, strings.Join(c.External.Brokers, ",")),
+			fmt.Sprintf("stop %q, start %q, pause %q, resume %q", c.External.StopCmd, c.External.StartCmd, c.External.PauseCmd, c.External.ResumeCmd)}
+	}
 	return Settings{
 		Producer: producerSettings(c),
-		Broker: []string{fmt.Sprintf("%d weir serve nodes on loopback, every one a voter", c.Nodes),
-			"gossip profile " + c.GossipProfile,
+		Broker: append(where,
 			fmt.Sprintf("%d topic(s) x %d partitions, replication factor %d, min.insync.replicas=%d, unclean.leader.election.enable=%v, flush.messages=%s",
 				c.Topics, c.Partitions, c.RF, c.MinInsync, c.Unclean, map[bool]string{true: "1 (fsync policy)", false: "default (no fsync)"}[c.Fsync]),
-			"every other setting weir's default"},
+			"every other setting the brokers' defaults"),
 	}
 }
 

@@ -96,6 +96,19 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 	fs.DurationVar(&cfg.RoundTimeout, "round-timeout", cfg.RoundTimeout, "bound of each wait in a round, and the producer's record delivery timeout")
 	fs.DurationVar(&cfg.DrainQuiet, "drain-quiet", cfg.DrainQuiet, "end a round's consumption after this long without a new record")
 	fs.StringVar(&cfg.GossipProfile, "gossip-profile", cfg.GossipProfile, "the nodes' --gossip-profile: fast, relaxed or lan")
+	var ext failover.External
+	fs.Func("brokers", "`host:port,...` of an existing cluster to run against instead of starting weir nodes (needs --stop-cmd and --start-cmd)", func(v string) error {
+		for _, b := range strings.Split(v, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				ext.Brokers = append(ext.Brokers, b)
+			}
+		}
+		return nil
+	})
+	fs.StringVar(&ext.StopCmd, "stop-cmd", "", "with --brokers: shell `command` that stops broker {node} ({addr} is its host:port) and returns once it is down")
+	fs.StringVar(&ext.StartCmd, "start-cmd", "", "with --brokers: shell `command` that starts broker {node} again")
+	fs.StringVar(&ext.PauseCmd, "pause-cmd", "", "with --brokers: shell `command` that pauses broker {node} (the pause fault)")
+	fs.StringVar(&ext.ResumeCmd, "resume-cmd", "", "with --brokers: shell `command` that resumes a paused broker {node}")
 	fs.StringVar(&out, "out", out, "`directory` for the JSON, the Markdown and the PNGs")
 	fs.BoolVar(&asJSON, "json", false, "print the JSON instead of the table")
 	fs.StringVar(&cfg.TempDir, "tmp", "", "parent `directory` of the cluster's directory (default the system's temp directory)")
@@ -106,6 +119,9 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 		return cfg, "", false, err
 	}
 	cfg.WeirEnv = weirEnv
+	if len(ext.Brokers) > 0 || ext.StopCmd != "" || ext.StartCmd != "" || ext.PauseCmd != "" || ext.ResumeCmd != "" {
+		cfg.External = &ext
+	}
 	if fs.Changed("client-defaults") && *clientDefaults && cfg.ClientTuned {
 		return cfg, "", false, fs.UsageError(fmt.Errorf("--client-defaults and --client-tuned exclude each other"))
 	}

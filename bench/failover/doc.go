@@ -26,5 +26,7 @@
 //   - run.go: the rounds; report.go, output.go, plot.go: the table, the
 //     JSON, the Markdown, the PNG per scenario and the progress bar.
 //
-// The nodes are bench/cluster's (cluster.StartNodes).
+// The nodes are bench/cluster's (cluster.StartNodes), or, with
+// Config.External, an existing cluster driven by the user's stop, start,
+// pause and resume commands (target.go, external.go).
 package failover

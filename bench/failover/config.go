@@ -97,6 +97,12 @@ type Config struct {
 	// Idempotent enables the idempotent producer (acks=all only, as
 	// Kafka requires).
 	Idempotent bool
+	// Client is the producer's library: ClientFranzGo (default) or
+	// ClientLibrdkafka (confluent-kafka under Python; the consumer stays
+	// franz-go).
+	Client string
+	// Python runs the librdkafka producer. Default /usr/bin/python3.
+	Python string
 	// Sync sends each record only after the previous one's outcome
 	// (seed 000's producer); the default sends asynchronously.
 	Sync bool
@@ -159,6 +165,8 @@ func DefaultConfig() Config {
 		RF:            3,
 		MinInsync:     2,
 		Acks:          AcksAll,
+		Client:        ClientFranzGo,
+		Python:        "/usr/bin/python3",
 		Rate:          500,
 		Records:       2000,
 		RecordSize:    100,
@@ -202,6 +210,10 @@ func (c Config) Validate() error {
 		return invalidf("min.insync.replicas %d with replication factor %d, need 1 to %d", c.MinInsync, c.RF, c.RF)
 	case c.Acks != AcksAll && c.Acks != AcksLeader && c.Acks != AcksNone:
 		return invalidf("acks %q, want all, 1 or 0", c.Acks)
+	case c.Client != ClientFranzGo && c.Client != ClientLibrdkafka:
+		return invalidf("client %q, want franz-go or librdkafka", c.Client)
+	case c.Client == ClientLibrdkafka && c.Python == "":
+		return invalidf("the librdkafka client needs a python")
 	case c.Idempotent && c.Acks != AcksAll:
 		return invalidf("the idempotent producer needs acks=all, not acks=%s", c.Acks)
 	case c.Rate < 1 || c.Records < 1 || c.Rounds < 1:

@@ -81,10 +81,10 @@ func (p *producer) close(timeout time.Duration) {
 
 // send sends n records of round at rate records per second, spread over
 // the topics, and returns once all were handed to the client (their
-// outcomes arrive later; see roundSends). onSent is called after each.
+// outcomes arrive later; see roundSends).
 // A sync producer waits for each outcome before the next send, so it
 // sends at most at rate and falls behind while the cluster stalls.
-func (p *producer) send(ctx context.Context, round uint32, n, rate int, rs *roundSends, onSent func(sent int)) error {
+func (p *producer) send(ctx context.Context, round uint32, n, rate int, rs *roundSends) error {
 	start := time.Now()
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
@@ -92,7 +92,6 @@ func (p *producer) send(ctx context.Context, round uint32, n, rate int, rs *roun
 		due := min(n, int(time.Since(start).Seconds()*float64(rate))+1)
 		for ; seq < due; seq++ {
 			done := p.sendOne(ctx, round, uint32(seq), rs)
-			onSent(seq + 1)
 			if p.sync {
 				select {
 				case <-done:
@@ -182,4 +181,18 @@ func clientSettings(tuned bool) []string {
 	}
 	return []string{fmt.Sprintf("tuned (--client-tuned): metadata min age %v, max age %v, retry backoff %v", tunedMetadataMinAge, tunedMetadataMaxAge, tunedRetryBackoff),
 		"other settings franz-go's defaults"}
+}
+
+// rdkafkaSettings are the librdkafka producer's settings, for the report.
+func rdkafkaSettings(cfg Config, version string) []string {
+	mode := "async produce() with delivery callbacks"
+	if cfg.Sync {
+		mode = "sync (flush() after each produce())"
+	}
+	s := []string{"librdkafka " + version + " through confluent-kafka (" + cfg.Python + ")", mode, "acks=" + cfg.Acks,
+		fmt.Sprintf("enable.idempotence=%v", cfg.Idempotent), fmt.Sprintf("message.timeout.ms=%d", cfg.RoundTimeout.Milliseconds())}
+	if cfg.ClientTuned {
+		return append(s, "tuned: retry.backoff.ms=50, topic.metadata.refresh.interval.ms=10000, topic.metadata.refresh.fast.interval.ms=100", "other settings librdkafka's defaults")
+	}
+	return append(s, "other settings librdkafka's defaults; its client errors are not counted")
 }

@@ -106,7 +106,7 @@ type runner struct {
 	log   *slog.Logger
 	nodes target
 	fl    *faulter
-	prod  *producer
+	prod  sender
 	cons  *consumer
 	res   *Result
 
@@ -190,7 +190,14 @@ func runWeir(ctx context.Context, cfg Config) (*Result, error) {
 	}); err != nil {
 		return r.res, err
 	}
-	if r.prod, err = newProducer(cfg, nodes.Seeds()); err != nil {
+	if cfg.Client == ClientLibrdkafka {
+		rp, err := newRdkafkaProducer(cfg, nodes.Seeds())
+		if err != nil {
+			return r.res, err
+		}
+		r.prod = rp
+		r.res.Settings.Producer = rdkafkaSettings(cfg, rp.version)
+	} else if r.prod, err = newProducer(cfg, nodes.Seeds()); err != nil {
 		return r.res, err
 	}
 	defer r.prod.close(cfg.RoundTimeout)
@@ -258,7 +265,7 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	rs := &roundSends{}
 	r.rs = rs
 	r.mu.Unlock()
-	pBefore, cBefore := r.prod.tally.snapshot(), r.cons.tally.snapshot()
+	pBefore, cBefore := r.prod.errorCounts(), r.cons.tally.snapshot()
 	commitsBefore := r.cons.commitFailures.Load()
 	start := time.Now()
 	sendTime := time.Duration(float64(cfg.Records) / float64(cfg.Rate) * float64(time.Second))
@@ -266,7 +273,7 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 
 	sendErr := make(chan error, 1)
 	go func() {
-		sendErr <- r.prod.send(ctx, round, cfg.Records, cfg.Rate, rs, func(n int) {})
+		sendErr <- r.prod.send(ctx, round, cfg.Records, cfg.Rate, rs)
 	}()
 	var out faultOutcome
 	var faultErr error
@@ -325,7 +332,7 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	if d, ok := r.cons.rebalanceIn(start.UnixNano(), end.UnixNano()); ok {
 		rd.RebalanceMs = millis(d)
 	}
-	rd.ClientErrors = diffCounts(r.prod.tally.snapshot(), pBefore)
+	rd.ClientErrors = diffCounts(r.prod.errorCounts(), pBefore)
 	for k, v := range diffCounts(r.cons.tally.snapshot(), cBefore) {
 		rd.ClientErrors[k] += v
 	}

@@ -73,6 +73,8 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 	fs.StringVar(&cfg.Acks, "acks", cfg.Acks, "producer acks: all, 1 or 0")
 	fs.BoolVar(&cfg.Idempotent, "idempotent", cfg.Idempotent, "use the idempotent producer (acks=all)")
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "records per second (50 is seed 000's pace)")
+	fs.StringVar(&cfg.Client, "client", cfg.Client, "producer library: franz-go, or librdkafka (confluent-kafka under --python; the consumer stays franz-go)")
+	fs.StringVar(&cfg.Python, "python", cfg.Python, "`python3` with confluent-kafka for --client librdkafka")
 	fs.BoolVar(&cfg.Sync, "sync", cfg.Sync, "send each record after the previous one's outcome, as seed 000's producer (default async with callbacks)")
 	var preset, compare string
 	fs.StringVar(&compare, "compare", "", "`nats`: also measure a 3-server NATS JetStream R3 stream's leader kills, --rounds of them, as the reference")

@@ -1,23 +1,32 @@
-// Package failover measures what Kafka clients at their default settings do
-// while a partition's leader moves, so weir can answer in the way that lets
-// them find the new leader on their first retry.
+// Package failover is `weir bench failover`: it starts a cluster of
+// `weir serve` processes (three by default, fast gossip profile, every
+// node a voter), produces verifiable records to it while it injects a
+// fault into every round, consumes them back in a consumer group, and
+// reports per round what was acknowledged, lost, duplicated and
+// reordered, how long producers and the consumer stalled, how long the
+// cluster took to show a new leader, and which client errors the fault
+// caused.
 //
-// A three-broker kfake cluster serves one single-partition topic. A client
-// (franz-go in this process, or librdkafka through confluent-kafka in a
-// /usr/bin/python3 child) produces a record every 2 ms. After a delay the
-// leader "fails" in one of five ways (Scenario): it answers Produce with
-// NOT_LEADER_OR_FOLLOWER without or with the KIP-951 leader hint, it dies
-// (its listener and every open connection closed, so reconnects are
-// refused) and its partition moves at once or only 400 ms later (Metadata
-// naming the dead leader meanwhile), or the cluster goes through an
-// election window in which Metadata reports LEADER_NOT_AVAILABLE. kfake control hooks observe every
-// Metadata and Produce request and inject the errors; the measurement is
-// the time from the failure to the client's next Metadata request and to
-// its first Produce at the new leader, and how many requests it sent
-// before that.
+// The pieces, each in its own file:
 //
-//	go test ./bench/failover -run TestClientFailover -v
+//   - checker.go: CheckRound, the pure comparison of what the producer
+//     acknowledged with what the consumer read (no I/O, no clock).
+//   - record.go: the record value, carrying its round, its number in the
+//     round and its send time.
+//   - producer.go, consumer.go: the franz-go producer (async, callbacks)
+//     and the consumer-group member (commit after processing).
+//   - errtap.go: a connection wrapper that decodes every response the
+//     clients read and counts the error codes in it, the way the seed's
+//     client logs showed them (franz-go's hooks carry no error codes).
+//   - faults.go: the faults (leader, controller, two, all, pause,
+//     rolling) and the time to a new leader from Metadata polls.
+//   - readback.go: the read of the log itself, outside the group, for
+//     acknowledged records the group member had not read when a round
+//     ended, so that only records missing from the log count as lost.
+//   - run.go: the rounds; report.go, output.go, plot.go: the table, the
+//     JSON, the Markdown, the PNG per scenario and the progress bar.
 //
-// runs one round per client and scenario; WEIR_MEASURE_FULL=1 the recorded
-// counts (WEIR_MEASURE_ROUNDS, default 10, at two injection delays).
+// The nodes are bench/cluster's (cluster.StartNodes), or, with
+// Config.External, an existing cluster driven by the user's stop, start,
+// pause and resume commands (target.go, external.go).
 package failover

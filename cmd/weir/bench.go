@@ -15,6 +15,7 @@ var benchmarks = []cli.Command{
 	{Name: "broker", Summary: "weir serve beside kfake: produce, fsync, latency, consume, small records, RSS", Run: runBenchBroker},
 	{Name: "groups", Summary: "weir serve beside kfake: offset commits per second, rebalance time of 100 members", Run: runBenchGroups},
 	{Name: "cluster", Summary: "3 weir serve nodes (fast gossip) beside NATS JetStream: failover, replicated throughput, 3,000 partitions", Run: runBenchCluster},
+	{Name: "failover", Summary: "3 weir serve nodes it starts: a fault each round; acked records lost, duplicated, reordered; stalls, new leader, client errors", Run: runBenchFailover},
 }
 
 // runBench dispatches `weir bench <benchmark> [flags]`.

@@ -13,7 +13,7 @@ import (
 // they measure.
 var offline = map[string]bool{
 	"version": true, "serve": true, "dump-log": true,
-	"bench log": true, "bench broker": true, "bench groups": true, "bench cluster": true,
+	"bench log": true, "bench broker": true, "bench groups": true, "bench cluster": true, "bench failover": true,
 }
 
 // describing are the commands that list or describe, so they take

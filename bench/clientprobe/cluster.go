@@ -1,4 +1,4 @@
-package failover
+package clientprobe
 
 import (
 	"context"

@@ -147,7 +147,12 @@ func (h *BrokerHandler) handleProduce(ctx context.Context, req *Request) Respons
 			}
 			id := inbox.NextID()
 			slots[id] = produceSlot{part: rp}
-			c.SendAppend(&partition.AppendBatches{ID: id, Records: p.Records, Acks: r.Acks, TimeoutMs: r.TimeoutMillis}, inbox.PID())
+			// An image naming this node leader lets the append wait for a
+			// replica that has not applied the election yet (partition's
+			// early.go).
+			self := meta.Leader == h.broker.NodeID()
+			c.SendAppend(&partition.AppendBatches{ID: id, Records: p.Records, Acks: r.Acks, TimeoutMs: r.TimeoutMillis,
+				AwaitLeader: self, AwaitLeaderEpoch: meta.LeaderEpoch}, inbox.PID())
 		}
 	}
 	if inbox == nil {

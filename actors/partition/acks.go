@@ -134,6 +134,7 @@ func (r *Replica) OnTick(t *Tick) Output {
 	clear(r.waiting[len(kept):])
 	r.waiting = kept
 	r.expireHeld(&out)
+	r.expireEarly(&out)
 	if r.nowMs-r.lastExpiryMs >= r.cfg.ProducerIDExpirationCheckIntervalMs {
 		r.lastExpiryMs = r.nowMs
 		out.ExpiredProducers = r.producers.RemoveExpired(r.nowMs, r.cfg.ProducerIDExpirationMs)

@@ -80,6 +80,9 @@ func (r *Replica) OnLogAppended(e *LogAppended) Output {
 // decide validates m, checks the producer state, and either answers or
 // starts the append.
 func (r *Replica) decide(m *AppendBatches, out *Output) {
+	if r.early(m) {
+		return
+	}
 	if r.handingOver() {
 		if r.hold(m) {
 			return

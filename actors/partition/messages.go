@@ -32,6 +32,12 @@ type AppendBatches struct {
 	// epoch and leave it unset.
 	CheckLeaderEpoch bool
 	LeaderEpoch      int32
+	// AwaitLeader says the node's metadata image makes this replica
+	// leader at AwaitLeaderEpoch: an append that arrives before the
+	// replica knows that epoch waits for it (early.go) instead of being
+	// refused.
+	AwaitLeader      bool
+	AwaitLeaderEpoch int32
 }
 
 // AppendBatchesResult answers AppendBatches. For acks=0 the shell sends

@@ -112,7 +112,10 @@ type Replica struct {
 	inflight     *inflight
 	queue        []*AppendBatches
 	// held are the appends a rebalance's hand-over keeps (handover.go).
-	held           []*AppendBatches
+	held []*AppendBatches
+	// waitingLeader are the appends that came before their leadership
+	// (early.go).
+	waitingLeader  []*AppendBatches
 	waiting        []*waiter
 	flushRequested int64
 }
@@ -146,7 +149,7 @@ func (r *Replica) Status() Status {
 // HasWaiters reports whether appends wait for something with a deadline
 // (acks=all waits, queued or in-flight appends), which Ticks time out.
 func (r *Replica) HasWaiters() bool {
-	return len(r.waiting) > 0 || len(r.queue) > 0 || len(r.held) > 0 || r.inflight != nil || r.proposal != nil
+	return len(r.waiting) > 0 || len(r.queue) > 0 || len(r.held) > 0 || len(r.waitingLeader) > 0 || r.inflight != nil || r.proposal != nil
 }
 
 // Producers returns the producer state, for snapshots (read-only use).
@@ -191,6 +194,7 @@ func (r *Replica) BecomeLeader(m *BecomeLeader) Output {
 	r.progress(&out)
 	r.maybeExpandISR(&out)
 	r.settleHandOver(&out)
+	r.releaseEarly(&out)
 	return out
 }
 
@@ -219,6 +223,7 @@ func (r *Replica) BecomeFollower(m *BecomeFollower) Output {
 	}
 	r.queue = nil
 	r.refuseHeld(&out)
+	r.refuseEarly(&out, r.leaderEpoch, m.Leader < 0)
 	return out
 }
 

@@ -33,6 +33,10 @@ type scenario struct {
 	DropRate, SlowRate float64 // messages lost, and delayed by up to SlowMaxMs
 	SlowMaxMs          int64
 	Acks1Rate          float64 // share of acks=1 produces
+	// RebalanceMs is the mean time between a node's checks for
+	// leaderships to move back to their preferred replicas
+	// (leader.imbalance.check.interval.seconds; 0: none).
+	RebalanceMs int64
 	// Hints passes memberlist's failure verdicts to the controller's
 	// Sessions (Sessions.MemberFailed), as cluster/peers.go does.
 	Hints bool
@@ -58,6 +62,7 @@ func defaultScenario() scenario {
 		StaggerTicks: 2, MinISR: 2,
 		FetchWaitMs: 200, FetchBackoffMs: 200, FetchTimeoutMs: 1500, FetchMaxBytes: 150, ProduceTimeoutMs: 1500,
 		DropRate: 0.02, SlowRate: 0.05, SlowMaxMs: 200, Acks1Rate: 0.2,
+		RebalanceMs: 1000,
 	}
 }
 

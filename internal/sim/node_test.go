@@ -80,6 +80,9 @@ type node struct {
 	byClient map[*partition.Client]*replicaShell
 	// parkedFetches are long-polled replica fetches.
 	parkedFetches []*parkedFetch
+	// balancer moves leaderships back to their preferred replicas
+	// (balancer_test.go).
+	balancer *balancer
 }
 
 // route is one controller request on its way.
@@ -146,9 +149,11 @@ func (n *node) start() {
 	n.following = make([]int32, w.cfg.Partitions)
 	n.byClient = map[*partition.Client]*replicaShell{}
 	n.parkedFetches = nil
+	n.balancer = newBalancer(n)
 	w.trace("start", n.id, int64(n.inc), n.applied, 0)
 	n.reconcile()
 	w.after(1+w.rng.Int64N(w.cfg.TickMs), n.id, n.tick)
+	n.balancer.schedule()
 }
 
 // kill stops the process at once.
@@ -214,6 +219,7 @@ func (n *node) tick() {
 	n.rerouteStale()
 	n.brokerDuties()
 	for _, s := range n.replicas {
+		s.checkHeldLease()
 		s.step(func(r *partition.Replica) partition.Output { return r.OnTick(&partition.Tick{NowMs: w.now}) })
 	}
 	for _, f := range n.fetchers {

@@ -66,11 +66,14 @@ type controller struct {
 
 // proposal is a batch in flight; done runs with its offset once
 // committed. safe is set when the leader reached a majority when it
-// proposed it: only such a batch may survive a failover.
+// proposed it: only such a batch may survive a failover. planned is set
+// for a MoveLeadersRequest's batch (the checker tells planned moves from
+// elections by it).
 type proposal struct {
-	recs []metadata.Record
-	done func(offset int64)
-	safe bool
+	recs    []metadata.Record
+	done    func(offset int64)
+	safe    bool
+	planned bool
 }
 
 // randReader is an io.Reader over the world's random source.
@@ -106,7 +109,7 @@ func (q *quorum) bootstrap() {
 	for id.IsZero() {
 		_, _ = q.rand.Read(id[:])
 	}
-	q.commit([]metadata.Record{metadata.ClusterCreatedRecord{ClusterID: id.String()}})
+	q.commit([]metadata.Record{metadata.ClusterCreatedRecord{ClusterID: id.String()}}, false)
 }
 
 // newController is a controller of weir's configuration for the run.
@@ -124,7 +127,7 @@ func (q *quorum) newController(host int32) *controller {
 func (q *quorum) takeOver(host int32) {
 	w := q.w
 	q.term++
-	off := q.commit([]metadata.Record{metadata.ControllerChangedRecord{ControllerID: host, Term: q.term}})
+	off := q.commit([]metadata.Record{metadata.ControllerChangedRecord{ControllerID: host, Term: q.term}}, false)
 	c := q.newController(host)
 	c.ctl.Sessions.Reset(c.spec, w.now)
 	for id := int32(1); id <= int32(w.cfg.Nodes); id++ {
@@ -141,8 +144,9 @@ func (q *quorum) takeOver(host int32) {
 }
 
 // commit appends recs as the next entry and builds its image through a
-// metadata.Builder; it returns the entry's offset.
-func (q *quorum) commit(recs []metadata.Record) int64 {
+// metadata.Builder; it returns the entry's offset. planned marks a
+// MoveLeadersRequest's batch.
+func (q *quorum) commit(recs []metadata.Record, planned bool) int64 {
 	off := q.head() + 1
 	b := metadata.NewBuilder(q.image())
 	for _, r := range recs {
@@ -154,7 +158,7 @@ func (q *quorum) commit(recs []metadata.Record) int64 {
 	prev := q.image()
 	q.images = append(q.images, b.Image())
 	q.w.trace("commit", 0, off, int64(len(recs)), 0)
-	q.w.chk.onImage(prev, q.image())
+	q.w.chk.onImage(prev, q.image(), planned)
 	return off
 }
 
@@ -217,12 +221,14 @@ func (q *quorum) decide(c *controller, req metadata.Request, answer func(metadat
 		answer(res, w.nodes[c.host].applied)
 		return
 	}
-	q.propose(c, recs, func(off int64) { answer(res, off) })
+	_, planned := req.(*metadata.MoveLeadersRequest)
+	q.propose(c, recs, planned, func(off int64) { answer(res, off) })
 }
 
 // propose applies recs to c's speculative image (a batch that would not
-// apply never reaches the log) and queues them for commit.
-func (q *quorum) propose(c *controller, recs []metadata.Record, done func(int64)) {
+// apply never reaches the log) and queues them for commit; planned marks
+// a MoveLeadersRequest's batch.
+func (q *quorum) propose(c *controller, recs []metadata.Record, planned bool, done func(int64)) {
 	if c != q.cur || c.down {
 		return // deposed: raft refuses or later overwrites the entry
 	}
@@ -235,7 +241,7 @@ func (q *quorum) propose(c *controller, recs []metadata.Record, done func(int64)
 		}
 	}
 	c.spec = b.Image()
-	c.pending = append(c.pending, &proposal{recs: recs, done: done, safe: q.healthy(c.host)})
+	c.pending = append(c.pending, &proposal{recs: recs, done: done, safe: q.healthy(c.host), planned: planned})
 	q.w.after(1+q.w.rng.Int64N(4), 0, q.commitPending)
 }
 
@@ -250,7 +256,7 @@ func (q *quorum) commitPending() {
 	c.pending = nil
 	offs := make([]int64, len(ps))
 	for i, p := range ps {
-		offs[i] = q.commit(p.recs)
+		offs[i] = q.commit(p.recs, p.planned)
 		if q.w.failure != nil {
 			return
 		}
@@ -354,7 +360,7 @@ func (q *quorum) transfer(host int32) {
 		keep++
 	}
 	for _, p := range old.pending[:keep] {
-		q.commit(p.recs)
+		q.commit(p.recs, p.planned)
 	}
 	old.pending = nil
 	if !old.down && w.nodes[old.host].state != nodeDead && old.host != host {
@@ -401,7 +407,7 @@ func (q *quorum) duties(c *controller) {
 				}
 			}
 			c.fencing = true
-			q.propose(c, recs, func(int64) { c.fencing = false })
+			q.propose(c, recs, false, func(int64) { c.fencing = false })
 		}
 	}
 	if !q.topicAsked && q.allUnfenced(c.spec) {

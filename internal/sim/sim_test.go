@@ -36,6 +36,11 @@ type runStats struct {
 	// elrElections and lastKnownElections count the leaders elected from
 	// the ELR and from the last known ELR (KIP-966).
 	elrElections, lastKnownElections int
+	// handOvers and handOverCancels count the rebalance hand-overs
+	// started and called off, plannedMoves the planned moves committed
+	// and plannedChecked those whose successor took over (and was
+	// checked, invariant 7).
+	handOvers, handOverCancels, plannedMoves, plannedChecked int
 	// codes counts the failed produces by Kafka error code (-2: no answer).
 	codes map[int16]int
 }
@@ -74,6 +79,10 @@ func runSeedTrace(seed uint64, full bool, sb *strings.Builder) result {
 	r.stats.fencedAcksAll = w.chk.fencedAcksAll
 	r.stats.elrElections = w.chk.elrElections
 	r.stats.lastKnownElections = w.chk.lastKnownElections
+	r.stats.handOvers = w.chk.handOvers
+	r.stats.handOverCancels = w.chk.handOverCancels
+	r.stats.plannedMoves = w.chk.plannedMoves
+	r.stats.plannedChecked = w.chk.plannedChecked
 	r.stats.commits = int(w.quorum.head())
 	r.stats.healthyFenced = w.quorum.healthyFenced
 	return r
@@ -152,6 +161,10 @@ func TestSimulation(t *testing.T) {
 				total.healthyFenced += r.stats.healthyFenced
 				total.elrElections += r.stats.elrElections
 				total.lastKnownElections += r.stats.lastKnownElections
+				total.handOvers += r.stats.handOvers
+				total.handOverCancels += r.stats.handOverCancels
+				total.plannedMoves += r.stats.plannedMoves
+				total.plannedChecked += r.stats.plannedChecked
 				if total.codes == nil {
 					total.codes = map[int16]int{}
 				}
@@ -192,6 +205,9 @@ func TestSimulation(t *testing.T) {
 	}
 	if total.ackedAll == 0 || total.leaderships == 0 {
 		t.Fatalf("the runs acknowledged %d acks=all batches and elected %d leaders: the scenario does not exercise the cluster", total.ackedAll, total.leaderships)
+	}
+	if n >= 100 && defaultScenario().RebalanceMs > 0 && total.plannedChecked == 0 {
+		t.Fatalf("the runs made %d planned moves, none of whose successors took over: the scenario does not exercise the rebalance", total.plannedMoves)
 	}
 }
 

@@ -175,8 +175,10 @@ func (b *balancer) settle(moves []*heldMove) {
 			switch {
 			case !e.Failed():
 			case e.Code == kerr.IneligibleReplica.Code:
+				w.chk.moveIneligible++
 				b.cancel(moves[i])
 			default:
+				w.chk.moveRetries++
 				kept = append(kept, moves[i])
 			}
 		}

@@ -72,9 +72,11 @@ type checker struct {
 	ackedAny [][]storedBatch
 	planned  [][]*plannedMove
 	// The rebalances' figures: hand-overs started and called off,
-	// planned moves committed, and those whose successor was checked as
-	// it took over.
+	// planned moves committed, those whose successor was checked as it
+	// took over, and the MoveLeaders answers INELIGIBLE_REPLICA and
+	// retried.
 	handOvers, handOverCancels, plannedMoves, plannedChecked int
+	moveIneligible, moveRetries                              int
 }
 
 // plannedMove is a committed planned move of a partition's leadership,

@@ -33,6 +33,9 @@ type scenario struct {
 	DropRate, SlowRate float64 // messages lost, and delayed by up to SlowMaxMs
 	SlowMaxMs          int64
 	Acks1Rate          float64 // share of acks=1 produces
+	// HeldUnleased runs a rebalance's held appends without checking the
+	// lease again (as the partition actor did before LeaseLapsed).
+	HeldUnleased bool
 	// RebalanceMs is the mean time between a node's checks for
 	// leaderships to move back to their preferred replicas
 	// (leader.imbalance.check.interval.seconds; 0: none).

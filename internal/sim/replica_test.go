@@ -134,7 +134,7 @@ func (s *replicaShell) step(fn func(*partition.Replica) partition.Output) {
 // step that may run the appends a rebalance's hand-over holds, a leader
 // whose node's lease lapsed refuses them (partition.LeaseLapsed).
 func (s *replicaShell) checkHeldLease() {
-	if s.n.leaseValid() || s.r.Status().Role != partition.Leader {
+	if s.n.w.cfg.HeldUnleased || s.n.leaseValid() || s.r.Status().Role != partition.Leader {
 		return
 	}
 	s.step(func(r *partition.Replica) partition.Output { return r.OnLeaseLapsed(&partition.LeaseLapsed{}) })

@@ -261,7 +261,14 @@ func (n *node) route(r *route) {
 	q := w.quorum
 	if c := q.believedBy(n.id); c != nil {
 		delete(n.routes, r.id)
-		q.decide(c, r.req, func(res metadata.Result, _ int64) { r.done(res) })
+		inc := n.inc
+		q.decide(c, r.req, func(res metadata.Result, _ int64) {
+			// The answer goes to the process that asked: one killed since
+			// (its proposal committed after its restart) hears nothing.
+			if n.inc == inc && n.state != nodeDead {
+				r.done(res)
+			}
+		})
 		return
 	}
 	leader := q.leaderFor(n.id)

@@ -2,8 +2,9 @@
 // cluster (its code is all in _test.go files): the controller and
 // partition state machines of three nodes stepped in one goroutine by a
 // seeded scheduler that drops, delays and reorders messages, pauses,
-// kills and restarts nodes, cuts links and isolates nodes, and moves the
-// controller, with the invariants (checker_test.go) checked after every
+// kills and restarts nodes, cuts links and isolates nodes, moves the
+// controller and now and then holds its commits (a slow raft round, while
+// it goes on deciding against its proposals in flight), with the invariants (checker_test.go) checked after every
 // step.
 //
 // The decision logic is weir's own: metadata.Controller (Evaluate,

@@ -62,6 +62,8 @@ type controller struct {
 	// step down; down is set then.
 	stepDownAt int64
 	down       bool
+	// holdUntil is when a slow commit lets the proposals commit.
+	holdUntil int64
 }
 
 // proposal is a batch in flight; done runs with its offset once
@@ -242,14 +244,25 @@ func (q *quorum) propose(c *controller, recs []metadata.Record, planned bool, do
 	}
 	c.spec = b.Image()
 	c.pending = append(c.pending, &proposal{recs: recs, done: done, safe: q.healthy(c.host), planned: planned})
-	q.w.after(1+q.w.rng.Int64N(4), 0, q.commitPending)
+	w := q.w
+	if w.cfg.SlowCommitRate > 0 && w.rng.Float64() < w.cfg.SlowCommitRate {
+		c.holdUntil = max(c.holdUntil, w.now+1+w.rng.Int64N(w.cfg.SlowCommitMaxMs))
+		w.trace("slow-commit", c.host, c.holdUntil-startMs, 0, 0)
+		w.at(c.holdUntil, 0, q.commitPending)
+		return
+	}
+	w.after(1+w.rng.Int64N(4), 0, q.commitPending)
 }
 
 // commitPending commits the current controller's proposals while it
-// reaches a majority.
-func (q *quorum) commitPending() {
+// reaches a majority, once a slow commit lets them.
+func (q *quorum) commitPending() { q.commitPendingNow(false) }
+
+// commitPendingNow is commitPending; with force a slow commit is waited
+// out (a leadership transfer commits the old leader's proposals first).
+func (q *quorum) commitPendingNow(force bool) {
 	c := q.cur
-	if c == nil || c.down || len(c.pending) == 0 || !q.healthy(c.host) {
+	if c == nil || c.down || len(c.pending) == 0 || !q.healthy(c.host) || (!force && q.w.now < c.holdUntil) {
 		return
 	}
 	ps := c.pending

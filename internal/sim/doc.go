@@ -4,8 +4,8 @@
 // seeded scheduler that drops, delays and reorders messages, pauses,
 // kills and restarts nodes, cuts links and isolates nodes, moves the
 // controller and now and then holds its commits (a slow raft round, while
-// it goes on deciding against its proposals in flight), with the invariants (checker_test.go) checked after every
-// step.
+// it goes on deciding against its proposals in flight), with the
+// invariants (checker_test.go) checked after every step.
 //
 // The decision logic is weir's own: metadata.Controller (Evaluate,
 // FenceExpired, Sessions) applied to metadata.Image through

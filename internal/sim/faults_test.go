@@ -38,7 +38,7 @@ type scenario struct {
 	// deciding against its proposals in flight.
 	SlowCommitRate  float64
 	SlowCommitMaxMs int64
-	Acks1Rate          float64 // share of acks=1 produces
+	Acks1Rate       float64 // share of acks=1 produces
 	// HeldUnleased runs a rebalance's held appends without checking the
 	// lease again (as the partition actor did before LeaseLapsed).
 	HeldUnleased bool

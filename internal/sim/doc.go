@@ -56,7 +56,7 @@
 // held ran when it was called off or made moot without the lease checked
 // again, so a leader whose lease had lapsed wrote and acknowledged them,
 // fenced: invariant 4; the actor now refuses them, partition.LeaseLapsed).
-// "norebalance" turns the rebalance off.
+// "norebalance" turns the rebalance off, "noslowcommit" the slow commits.
 //
 // Known, not fixed yet: long runs find invariant 4 at a few seeds in
 // 10,000 (8279, 11273, 12599 from WEIR_SIM_FIRST=5000): the controller
@@ -65,7 +65,7 @@
 // during a slow commit gets its broker epoch before the registration
 // commits; cluster/metadata_actor.go's decide does the same), so a
 // restarted node gets a lease while the committed image does not know
-// its registration. Seed 51436 (before the slow commits) showed a
+// its registration. Seed 51436 with "noslowcommit" shows a
 // restarted process leading at its stale image's epoch advance its high
 // watermark over the ISR it knew, without the addition its predecessor
 // had proposed and the quorum committed (invariant 5).

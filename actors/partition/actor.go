@@ -212,9 +212,11 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 			t.NowMs = a.now().UnixMilli()
 		}
 		a.tickMs = max(a.tickMs, t.NowMs)
+		a.checkHeldLease(ctx)
 		a.step(ctx, func(r *Replica) Output { return r.OnTick(&t) })
 		a.wakeWatches(ctx, true, false)
 	case *BecomeLeader:
+		a.checkHeldLease(ctx)
 		a.step(ctx, func(r *Replica) Output { return r.BecomeLeader(m) })
 	case *BecomeFollower:
 		a.step(ctx, func(r *Replica) Output { return r.BecomeFollower(m) })
@@ -252,6 +254,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.handOverTo = ctx.Sender()
 		a.step(ctx, func(r *Replica) Output { return r.OnHandOver(m) })
 	case *HandOverCancel:
+		a.checkHeldLease(ctx)
 		a.step(ctx, func(r *Replica) Output { return r.OnHandOverCancel(m) })
 	default:
 		a.board.unknown.Add(1)
@@ -393,6 +396,17 @@ func (a *partitionActor) onAppendBatches(ctx actor.Context, m *AppendBatches) {
 	req := *m
 	req.ID, req.NowMs = id, a.now().UnixMilli()
 	a.step(ctx, func(r *Replica) Output { return r.OnAppendBatches(&req) })
+}
+
+// checkHeldLease refuses the appends a rebalance's hand-over holds once
+// the node's lease lapsed (LeaseLapsed), before a step that may run them:
+// their lease was checked when they came (onAppendBatches), and they may
+// have waited a second or more since.
+func (a *partitionActor) checkHeldLease(ctx actor.Context) {
+	if a.r == nil || a.cfg.LeaseValid == nil || a.r.role != Leader || !a.r.holdsAppends() || a.cfg.LeaseValid() {
+		return
+	}
+	a.step(ctx, func(r *Replica) Output { return r.OnLeaseLapsed(&LeaseLapsed{}) })
 }
 
 // step applies one message to the replica and performs its Output and

@@ -46,6 +46,13 @@ func startActor(t *testing.T, fsys *log.MemFS, groupCommit bool, isr ...int32) *
 // (nil: slog.Default()).
 func startActorLogged(t *testing.T, fsys *log.MemFS, groupCommit bool, logger *slog.Logger, isr ...int32) *actorEnv {
 	t.Helper()
+	return startActorWith(t, fsys, groupCommit, func(c *ActorConfig) { c.Logger = logger }, isr...)
+}
+
+// startActorWith is startActor with the actor's configuration changed by
+// mutate before it is spawned.
+func startActorWith(t *testing.T, fsys *log.MemFS, groupCommit bool, mutate func(*ActorConfig), isr ...int32) *actorEnv {
+	t.Helper()
 	m, err := log.OpenManager(log.ManagerConfig{Dir: "/data", FS: fsys, NoBackground: true})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +69,11 @@ func startActorLogged(t *testing.T, fsys *log.MemFS, groupCommit bool, logger *s
 	cfg.GroupCommit = groupCommit
 	system := actor.NewActorSystem()
 	e := &actorEnv{t: t, fsys: fsys, system: system, m: m, l: l, nowMs: fixedNow.UnixMilli()}
-	e.c = Spawn(system, ActorConfig{Log: l, Replica: cfg, Now: func() time.Time { return fixedNow }, Logger: logger})
+	acfg := ActorConfig{Log: l, Replica: cfg, Now: func() time.Time { return fixedNow }}
+	if mutate != nil {
+		mutate(&acfg)
+	}
+	e.c = Spawn(system, acfg)
 	if len(isr) == 0 {
 		isr = []int32{cfg.NodeID}
 	}

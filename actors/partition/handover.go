@@ -22,7 +22,8 @@ import (
 // short delay and then, once the move applied, NOT_LEADER_OR_FOLLOWER
 // naming the new leader (which franz-go follows at once; a hint naming
 // this leader again would send it to wait for its next metadata refresh).
-// The held appends run here after all if the move is called off: by
+// The held appends run here after all if the move is called off (unless
+// the node's lease lapsed while they waited: LeaseLapsed refuses them): by
 // HandOverCancel, which the node sends only while no move is sent or once
 // the controller refused it for good, or when the partition changes while
 // this replica still leads it (a move made at the older epochs can never
@@ -71,6 +72,25 @@ func (r *Replica) OnHandOverCancel(m *HandOverCancel) Output {
 	}
 	return out
 }
+
+// OnLeaseLapsed refuses the appends a rebalance's hand-over holds, their
+// lease checked when they came having lapsed since: run after the
+// hand-over, they could be written while another node leads. The
+// hand-over goes on.
+func (r *Replica) OnLeaseLapsed(*LeaseLapsed) Output {
+	var out Output
+	if r.role != Leader {
+		return out
+	}
+	for _, m := range r.held {
+		out.Replies = append(out.Replies, r.failure(m.ID, m.Acks, kerr.NotLeaderForPartition.Code, "the leader's lease lapsed"))
+	}
+	r.held = nil
+	return out
+}
+
+// holdsAppends reports whether a rebalance's hand-over holds appends.
+func (r *Replica) holdsAppends() bool { return len(r.held) > 0 }
 
 // handingOver reports whether appends are refused or held for a
 // hand-over.

@@ -1,9 +1,14 @@
 package partition
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/weirmq/weir/log"
 )
 
 // handOverShell leads (node 1, epoch 3, partition epoch 10) with ISR and
@@ -119,4 +124,82 @@ func TestShutdownHandOverRefusesWhatARebalanceHeld(t *testing.T) {
 	// A rebalance's cancel does not end a shutdown's hand-over.
 	s.handle(s.r.OnHandOverCancel(&HandOverCancel{ID: 8}))
 	s.wantReply(s.produce(plain(t, 1), 1), kerr.NotLeaderForPartition.Code, -1)
+}
+
+func TestRebalanceHandOverRefusesHeldAppendsOnceTheLeaseLapsed(t *testing.T) {
+	s := handOverShell(t)
+	if h := s.step(s.r.OnHandOver(&HandOver{ID: 7, Rebalance: true, To: 2})); h == nil || h.Successor != 2 {
+		t.Fatalf("hand-over ready %+v", h)
+	}
+	a, b := s.produce(plain(t, 2), 1), s.produce(plain(t, 1), -1)
+	s.handle(s.r.OnLeaseLapsed(&LeaseLapsed{}))
+	s.wantReply(a, kerr.NotLeaderForPartition.Code, -1)
+	s.wantReply(b, kerr.NotLeaderForPartition.Code, -1)
+	// The hand-over goes on: the next append is held, and the partition
+	// changing while this replica leads runs only that one.
+	c := s.produce(plain(t, 1), 1)
+	if s.reply(c) != nil {
+		t.Fatalf("append after the lapse answered during the hand-over: %+v", s.reply(c))
+	}
+	s.handle(s.r.BecomeLeader(&BecomeLeader{LeaderEpoch: 3, PartitionEpoch: 11, ISR: []int32{1, 2, 3}, Replicas: []int32{1, 2, 3}}))
+	s.wantReply(c, 0, 3)
+	if got := s.r.Status().LogEndOffset; got != 4 {
+		t.Fatalf("log end %d, want 4: only the append held after the lapse is written", got)
+	}
+}
+
+// The actor checks the lease again before it runs held appends: they
+// waited for the hand-over, and another node may lead by the time it is
+// called off.
+func TestActorRefusesHeldAppendsOnceTheLeaseLapsed(t *testing.T) {
+	var lease atomic.Bool
+	lease.Store(true)
+	e := startActorWith(t, log.NewMemFS(), false, func(c *ActorConfig) { c.LeaseValid = lease.Load })
+	defer e.stop()
+	e.append(plain(t, 1), 1, 0, 0)
+	in := NewInbox(e.system)
+	defer in.Close()
+	held := func(id uint64) {
+		// No follower holds the log: the hand-over waits, holding appends.
+		e.c.SendHandOver(&HandOver{ID: id, Rebalance: true, To: 2}, in.PID())
+		e.c.SendAppend(&AppendBatches{ID: id, Records: plain(t, 1), Acks: 1, TimeoutMs: 30000}, in.PID())
+		e.c.SendSyncStatus(&SyncStatus{ID: id}, in.PID())
+		if m := receive(t, in); m.(*StatusSynced).Status.LogEndOffset != 1 {
+			t.Fatalf("status %+v: the append was not held", m.(*StatusSynced).Status)
+		}
+	}
+	refused := func(id uint64) {
+		r, ok := receive(t, in).(*AppendBatchesResult)
+		if !ok || r.ID != id || r.ErrorCode != kerr.NotLeaderForPartition.Code {
+			t.Fatalf("held append %d answered %+v, want NOT_LEADER_OR_FOLLOWER", id, r)
+		}
+	}
+	held(1)
+	lease.Store(false)
+	e.c.CancelHandOver(1)
+	refused(1)
+	lease.Store(true)
+	held(2)
+	lease.Store(false)
+	e.c.Tick(e.nowMs)
+	refused(2)
+	e.c.SendSyncStatus(&SyncStatus{ID: 3}, in.PID())
+	if st := receive(t, in).(*StatusSynced).Status; st.LogEndOffset != 1 {
+		t.Fatalf("log end %d: a held append was written without the lease", st.LogEndOffset)
+	}
+	lease.Store(true)
+	e.c.CancelHandOver(2)
+	e.append(plain(t, 1), 1, 0, 1)
+}
+
+// receive returns the next message of in, failing after 5 s.
+func receive(t *testing.T, in *Inbox) any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	m, err := in.Receive(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -180,6 +180,13 @@ type HandOverCancel struct {
 	ID uint64
 }
 
+// LeaseLapsed tells a leader that its node's lease lapsed
+// (ActorConfig.LeaseValid): the appends a rebalance's hand-over holds are
+// refused NOT_LEADER_OR_FOLLOWER, as a new append is, so that none runs
+// when the hand-over is called off or made moot (another node may lead by
+// then). The shell steps it before any step that may run held appends.
+type LeaseLapsed struct{}
+
 // HandOverReady answers HandOver: Successor is an in-sync follower whose
 // fetch offset reached LogEndOffset with every append done (-1: the ISR
 // holds no other replica). ErrorCode NOT_LEADER_OR_FOLLOWER: the replica

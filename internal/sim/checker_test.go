@@ -16,7 +16,9 @@ import (
 //
 //  1. Leadership: at most one node acknowledges produces for a (partition,
 //     leader epoch); no two nodes lead a partition with a valid lease at
-//     the same moment; a leader appends a client's batch only while the
+//     the same moment (but the old leader of a committed planned move,
+//     which keeps its lease and leads until it applies the move, holding
+//     appends meanwhile); a leader appends a client's batch only while the
 //     sequencer's committed image names it leader at that epoch.
 //  2. Every batch acknowledged with acks=all is in the log, byte for byte
 //     at its offset, of every leader elected after (checked when a
@@ -43,6 +45,13 @@ import (
 //     grows. (The last known ELR is not checked: its members came back
 //     from an unclean shutdown, which may lose records in weir, though not
 //     here, where a killed node keeps its disk.)
+//  7. A planned move loses nothing the old leader acknowledged: a batch
+//     acknowledged with acks=1 or acks=all by the leader at leader epoch E
+//     is in the log of the leader at the next epoch whenever that epoch
+//     came from a planned move (a committed MoveLeadersRequest batch, not
+//     an election), checked when the successor becomes leader at it, and
+//     for an acknowledgement at E that comes after, against the
+//     successor's log as it took over.
 type checker struct {
 	w     *world
 	ackBy map[[2]int64]int32
@@ -58,6 +67,25 @@ type checker struct {
 	fencedAcksAll, leaderships       int
 	elrElections, lastKnownElections int
 	ending                           bool
+	// ackedAny is, per partition, every batch acknowledged with acks=1
+	// or acks=all, and planned the planned moves committed (invariant 7).
+	ackedAny [][]storedBatch
+	planned  [][]*plannedMove
+	// The rebalances' figures: hand-overs started and called off,
+	// planned moves committed, those whose successor was checked as it
+	// took over, and the MoveLeaders answers INELIGIBLE_REPLICA and
+	// retried.
+	handOvers, handOverCancels, plannedMoves, plannedChecked int
+	moveIneligible, moveRetries                              int
+}
+
+// plannedMove is a committed planned move of a partition's leadership,
+// from leader epoch fromEpoch to toEpoch. snap is the successor's log as
+// it took over (nil until then).
+type plannedMove struct {
+	from, to           int32
+	fromEpoch, toEpoch int32
+	snap               *memLog
 }
 
 // storedBatch is a batch as stored at base (the exact bytes), and by whom.
@@ -71,7 +99,8 @@ type storedBatch struct {
 func newChecker(w *world) *checker {
 	p := w.cfg.Partitions
 	return &checker{w: w, ackBy: map[[2]int64]int32{}, committed: make([][]storedBatch, p),
-		acked: make([][]storedBatch, p), verified: make([]int, p)}
+		acked: make([][]storedBatch, p), verified: make([]int, p),
+		ackedAny: make([][]storedBatch, p), planned: make([][]*plannedMove, p)}
 }
 
 // registered reports whether n's registration is current and unfenced in
@@ -109,6 +138,9 @@ func (c *checker) onProduceAck(s *replicaShell, acks int16, base int64) {
 	}
 	c.ackBy[k] = n.id
 	w.trace("ack", n.id, int64(s.part), base, int64(acks))
+	if acks == 1 {
+		c.plannedAck(s, st.LeaderEpoch, base)
+	}
 	if acks != -1 {
 		if !c.registered(n) {
 			w.fail("invariant 4: node %d acknowledges an acks=%d produce on partition %d at offset %d while fenced in the committed image", n.id, acks, s.part, base)
@@ -130,6 +162,10 @@ func (c *checker) onProduceAck(s *replicaShell, acks int16, base int64) {
 	}
 	a := storedBatch{base: base, last: last, data: data, node: n.id, epoch: st.LeaderEpoch}
 	c.acked[s.part] = append(c.acked[s.part], a)
+	c.plannedAck(s, st.LeaderEpoch, base)
+	if w.failure != nil {
+		return
+	}
 	// Leaders of later epochs already elected must hold it too.
 	for _, o := range w.nodes[1:] {
 		if o.state == nodeDead || o.replicas == nil {
@@ -183,7 +219,7 @@ func (c *checker) afterStep() {
 			if n.state == nodeDead || n.replicas == nil || !n.leaseValid() {
 				continue
 			}
-			if n.replicas[part].r.Status().Role != partition.Leader {
+			if st := n.replicas[part].r.Status(); st.Role != partition.Leader || c.movedFrom(int32(part), st.LeaderEpoch) {
 				continue
 			}
 			if leasing != 0 {
@@ -194,6 +230,17 @@ func (c *checker) afterStep() {
 		}
 		c.verifyAcked(int32(part))
 	}
+}
+
+// movedFrom reports whether a committed planned move of part ended leader
+// epoch epoch.
+func (c *checker) movedFrom(part, epoch int32) bool {
+	for _, pm := range c.planned[part] {
+		if pm.fromEpoch == epoch {
+			return true
+		}
+	}
+	return false
 }
 
 // newLeader checks a replica that just became leader: every acks=all
@@ -218,6 +265,48 @@ func (c *checker) newLeader(s *replicaShell, st *partition.Status) {
 		if b.epoch <= st.LeaderEpoch && !bytes.Equal(s.log.batchAt(b.base), b.data) {
 			w.fail("invariant 3: committed batch at offset %d of partition %d (committed by node %d at epoch %d) is not in the log of node %d, leader at epoch %d (log end %d)",
 				b.base, s.part, b.node, b.epoch, s.n.id, st.LeaderEpoch, s.log.leo)
+			return
+		}
+	}
+	c.plannedSuccessor(s, st)
+}
+
+// plannedSuccessor checks a replica that just became leader at an epoch a
+// planned move made (invariant 7): it holds every batch acknowledged at
+// the epoch before, with acks=1 or acks=all.
+func (c *checker) plannedSuccessor(s *replicaShell, st *partition.Status) {
+	w := c.w
+	for _, pm := range c.planned[s.part] {
+		if pm.toEpoch != st.LeaderEpoch || pm.to != s.n.id || pm.snap != nil {
+			continue
+		}
+		for _, a := range c.ackedAny[s.part] {
+			if a.epoch == pm.fromEpoch && !bytes.Equal(s.log.batchAt(a.base), a.data) {
+				w.fail("invariant 7: batch at offset %d of partition %d, acknowledged by node %d at epoch %d, is not in the log of node %d, leader at epoch %d by a planned move (log end %d)",
+					a.base, s.part, a.node, a.epoch, s.n.id, st.LeaderEpoch, s.log.leo)
+				return
+			}
+		}
+		l := s.log
+		pm.snap = &memLog{start: l.start, leo: l.leo, batches: slices.Clone(l.batches), bases: slices.Clone(l.bases), lasts: slices.Clone(l.lasts)}
+		c.plannedChecked++
+	}
+}
+
+// plannedAck records a batch s acknowledged at epoch with acks=1 or
+// acks=all, and checks it against the successors of planned moves from
+// epoch that already took over (invariant 7).
+func (c *checker) plannedAck(s *replicaShell, epoch int32, base int64) {
+	data := s.log.batchAt(base)
+	if data == nil {
+		c.w.fail("node %d acknowledges a batch at offset %d of partition %d that its log does not hold", s.n.id, base, s.part)
+		return
+	}
+	c.ackedAny[s.part] = append(c.ackedAny[s.part], storedBatch{base: base, last: batch.LastOffset(data), data: data, node: s.n.id, epoch: epoch})
+	for _, pm := range c.planned[s.part] {
+		if pm.fromEpoch == epoch && pm.snap != nil && !bytes.Equal(pm.snap.batchAt(base), data) {
+			c.w.fail("invariant 7: node %d acknowledges offset %d of partition %d at epoch %d after node %d took over at epoch %d by a planned move without it",
+				s.n.id, base, s.part, epoch, pm.to, pm.toEpoch)
 			return
 		}
 	}
@@ -348,8 +437,9 @@ func (c *checker) isrHolds(part int32, img *metadata.Image, bs []storedBatch) {
 }
 
 // onImage checks a newly committed image: a partition whose ISR or ELR
-// changed must have every member holding the committed prefix.
-func (c *checker) onImage(prev, img *metadata.Image) {
+// changed must have every member holding the committed prefix. A new
+// leader in a planned batch (a MoveLeadersRequest's) is a planned move.
+func (c *checker) onImage(prev, img *metadata.Image, planned bool) {
 	t, ok := img.Topic(topicName)
 	if !ok {
 		return
@@ -359,6 +449,15 @@ func (c *checker) onImage(prev, img *metadata.Image) {
 		p, _ := t.Partition(i)
 		if hadTopic {
 			q, _ := pt.Partition(i)
+			if planned && p.LeaderEpoch != q.LeaderEpoch {
+				if !p.HasLeader() || !q.HasLeader() || p.LeaderEpoch != q.LeaderEpoch+1 {
+					c.w.fail("a planned move of partition %d goes from leader %d at epoch %d to %d at epoch %d", i, q.Leader, q.LeaderEpoch, p.Leader, p.LeaderEpoch)
+					return
+				}
+				c.planned[i] = append(c.planned[i], &plannedMove{from: q.Leader, to: p.Leader, fromEpoch: q.LeaderEpoch, toEpoch: p.LeaderEpoch})
+				c.plannedMoves++
+				c.w.trace("planned-move", p.Leader, int64(i), int64(q.LeaderEpoch), int64(p.LeaderEpoch))
+			}
 			if p.HasLeader() && !q.HasLeader() {
 				switch {
 				case q.InELR(p.Leader):

@@ -2,9 +2,10 @@
 // cluster (its code is all in _test.go files): the controller and
 // partition state machines of three nodes stepped in one goroutine by a
 // seeded scheduler that drops, delays and reorders messages, pauses,
-// kills and restarts nodes, cuts links and isolates nodes, and moves the
-// controller, with the invariants (checker_test.go) checked after every
-// step.
+// kills and restarts nodes, cuts links and isolates nodes, moves the
+// controller and now and then holds its commits (a slow raft round, while
+// it goes on deciding against its proposals in flight), with the
+// invariants (checker_test.go) checked after every step.
 //
 // The decision logic is weir's own: metadata.Controller (Evaluate,
 // FenceExpired, Sessions) applied to metadata.Image through
@@ -13,11 +14,22 @@
 // quorum as one sequencer with raft's failover behaviour
 // (quorum_test.go), the nodes' broker duties, routing and lease
 // (node_test.go, cluster/broker_duties.go, cluster/routing.go), the
-// elector's rule (elector_test.go, cluster/elections.go), the partition
-// actors' I/O (replica_test.go), the fetchers' I/O and the leader's side
+// elector's rule (elector_test.go, cluster/elections.go), the
+// preferred-leader rebalance (balancer_test.go, cluster/leader_balance.go:
+// metadata.PreferredMoves on the node's image, the replicas' rebalance
+// hand-overs, MoveLeadersRequest with KeepISR through the node's routing,
+// retried until settled), the partition actors' I/O and lease check
+// (replica_test.go), the fetchers' I/O and the leader's side
 // of replica fetches (fetch_test.go, wire/01_fetch_replica.go), and an
 // in-memory log checked against log.Log (memlog_test.go,
 // memlog_check_test.go).
+//
+// Each node checks for leaderships to hand back every
+// scenario.RebalanceMs on average (seeded), so that leaderships the kills
+// moved go back to their preferred replicas under every fault; the run's
+// summary counts the hand-overs, the planned moves committed and those
+// whose successor took over (checked by invariant 7, which tells planned
+// moves from elections by the batch that made them: a MoveLeadersRequest's).
 //
 // TestELRElection scripts, on the same machinery, the case KIP-966's
 // eligible leader replicas exist for (the ISR shrinks below
@@ -40,5 +52,21 @@
 // answers a heartbeat only after raft's ReadIndex confirms the
 // leadership), "wiregap" (the lease was checked by the Produce handler
 // only, before the actor's append; the partition actor now checks it
-// again at the append).
+// again at the append), "heldlease" (the appends a rebalance's hand-over
+// held ran when it was called off or made moot without the lease checked
+// again, so a leader whose lease had lapsed wrote and acknowledged them,
+// fenced: invariant 4; the actor now refuses them, partition.LeaseLapsed).
+// "norebalance" turns the rebalance off, "noslowcommit" the slow commits.
+//
+// Known, not fixed yet: long runs find invariant 4 at a few seeds in
+// 10,000 (8279, 11273, 12599 from WEIR_SIM_FIRST=5000): the controller
+// answers a request that needs no write at its applied offset even when
+// the answer rests on a proposal still in flight (a retried registration
+// during a slow commit gets its broker epoch before the registration
+// commits; cluster/metadata_actor.go's decide does the same), so a
+// restarted node gets a lease while the committed image does not know
+// its registration. Seed 51436 with "noslowcommit" shows a
+// restarted process leading at its stale image's epoch advance its high
+// watermark over the ISR it knew, without the addition its predecessor
+// had proposed and the quorum committed (invariant 5).
 package sim

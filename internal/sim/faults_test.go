@@ -32,7 +32,20 @@ type scenario struct {
 
 	DropRate, SlowRate float64 // messages lost, and delayed by up to SlowMaxMs
 	SlowMaxMs          int64
-	Acks1Rate          float64 // share of acks=1 produces
+	// SlowCommitRate is the share of the controller's proposals whose
+	// commit (a slow raft round: the metadata log's fsync) holds the
+	// commits for up to SlowCommitMaxMs, while the controller goes on
+	// deciding against its proposals in flight.
+	SlowCommitRate  float64
+	SlowCommitMaxMs int64
+	Acks1Rate       float64 // share of acks=1 produces
+	// HeldUnleased runs a rebalance's held appends without checking the
+	// lease again (as the partition actor did before LeaseLapsed).
+	HeldUnleased bool
+	// RebalanceMs is the mean time between a node's checks for
+	// leaderships to move back to their preferred replicas
+	// (leader.imbalance.check.interval.seconds; 0: none).
+	RebalanceMs int64
 	// Hints passes memberlist's failure verdicts to the controller's
 	// Sessions (Sessions.MemberFailed), as cluster/peers.go does.
 	Hints bool
@@ -58,6 +71,7 @@ func defaultScenario() scenario {
 		StaggerTicks: 2, MinISR: 2,
 		FetchWaitMs: 200, FetchBackoffMs: 200, FetchTimeoutMs: 1500, FetchMaxBytes: 150, ProduceTimeoutMs: 1500,
 		DropRate: 0.02, SlowRate: 0.05, SlowMaxMs: 200, Acks1Rate: 0.2,
+		RebalanceMs: 1000, SlowCommitRate: 0.02, SlowCommitMaxMs: 3000,
 	}
 }
 
@@ -182,6 +196,6 @@ func (q *quorum) move() {
 	if len(cands) == 0 {
 		return
 	}
-	q.commitPending()
+	q.commitPendingNow(true)
 	q.takeOver(cands[w.rng.IntN(len(cands))])
 }

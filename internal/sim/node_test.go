@@ -80,6 +80,9 @@ type node struct {
 	byClient map[*partition.Client]*replicaShell
 	// parkedFetches are long-polled replica fetches.
 	parkedFetches []*parkedFetch
+	// balancer moves leaderships back to their preferred replicas
+	// (balancer_test.go).
+	balancer *balancer
 }
 
 // route is one controller request on its way.
@@ -146,9 +149,11 @@ func (n *node) start() {
 	n.following = make([]int32, w.cfg.Partitions)
 	n.byClient = map[*partition.Client]*replicaShell{}
 	n.parkedFetches = nil
+	n.balancer = newBalancer(n)
 	w.trace("start", n.id, int64(n.inc), n.applied, 0)
 	n.reconcile()
 	w.after(1+w.rng.Int64N(w.cfg.TickMs), n.id, n.tick)
+	n.balancer.schedule()
 }
 
 // kill stops the process at once.
@@ -214,6 +219,7 @@ func (n *node) tick() {
 	n.rerouteStale()
 	n.brokerDuties()
 	for _, s := range n.replicas {
+		s.checkHeldLease()
 		s.step(func(r *partition.Replica) partition.Output { return r.OnTick(&partition.Tick{NowMs: w.now}) })
 	}
 	for _, f := range n.fetchers {
@@ -255,7 +261,14 @@ func (n *node) route(r *route) {
 	q := w.quorum
 	if c := q.believedBy(n.id); c != nil {
 		delete(n.routes, r.id)
-		q.decide(c, r.req, func(res metadata.Result, _ int64) { r.done(res) })
+		inc := n.inc
+		q.decide(c, r.req, func(res metadata.Result, _ int64) {
+			// The answer goes to the process that asked: one killed since
+			// (its proposal committed after its restart) hears nothing.
+			if n.inc == inc && n.state != nodeDead {
+				r.done(res)
+			}
+		})
 		return
 	}
 	leader := q.leaderFor(n.id)

@@ -62,15 +62,20 @@ type controller struct {
 	// step down; down is set then.
 	stepDownAt int64
 	down       bool
+	// holdUntil is when a slow commit lets the proposals commit.
+	holdUntil int64
 }
 
 // proposal is a batch in flight; done runs with its offset once
 // committed. safe is set when the leader reached a majority when it
-// proposed it: only such a batch may survive a failover.
+// proposed it: only such a batch may survive a failover. planned is set
+// for a MoveLeadersRequest's batch (the checker tells planned moves from
+// elections by it).
 type proposal struct {
-	recs []metadata.Record
-	done func(offset int64)
-	safe bool
+	recs    []metadata.Record
+	done    func(offset int64)
+	safe    bool
+	planned bool
 }
 
 // randReader is an io.Reader over the world's random source.
@@ -106,7 +111,7 @@ func (q *quorum) bootstrap() {
 	for id.IsZero() {
 		_, _ = q.rand.Read(id[:])
 	}
-	q.commit([]metadata.Record{metadata.ClusterCreatedRecord{ClusterID: id.String()}})
+	q.commit([]metadata.Record{metadata.ClusterCreatedRecord{ClusterID: id.String()}}, false)
 }
 
 // newController is a controller of weir's configuration for the run.
@@ -124,7 +129,7 @@ func (q *quorum) newController(host int32) *controller {
 func (q *quorum) takeOver(host int32) {
 	w := q.w
 	q.term++
-	off := q.commit([]metadata.Record{metadata.ControllerChangedRecord{ControllerID: host, Term: q.term}})
+	off := q.commit([]metadata.Record{metadata.ControllerChangedRecord{ControllerID: host, Term: q.term}}, false)
 	c := q.newController(host)
 	c.ctl.Sessions.Reset(c.spec, w.now)
 	for id := int32(1); id <= int32(w.cfg.Nodes); id++ {
@@ -141,8 +146,9 @@ func (q *quorum) takeOver(host int32) {
 }
 
 // commit appends recs as the next entry and builds its image through a
-// metadata.Builder; it returns the entry's offset.
-func (q *quorum) commit(recs []metadata.Record) int64 {
+// metadata.Builder; it returns the entry's offset. planned marks a
+// MoveLeadersRequest's batch.
+func (q *quorum) commit(recs []metadata.Record, planned bool) int64 {
 	off := q.head() + 1
 	b := metadata.NewBuilder(q.image())
 	for _, r := range recs {
@@ -154,7 +160,7 @@ func (q *quorum) commit(recs []metadata.Record) int64 {
 	prev := q.image()
 	q.images = append(q.images, b.Image())
 	q.w.trace("commit", 0, off, int64(len(recs)), 0)
-	q.w.chk.onImage(prev, q.image())
+	q.w.chk.onImage(prev, q.image(), planned)
 	return off
 }
 
@@ -217,12 +223,14 @@ func (q *quorum) decide(c *controller, req metadata.Request, answer func(metadat
 		answer(res, w.nodes[c.host].applied)
 		return
 	}
-	q.propose(c, recs, func(off int64) { answer(res, off) })
+	_, planned := req.(*metadata.MoveLeadersRequest)
+	q.propose(c, recs, planned, func(off int64) { answer(res, off) })
 }
 
 // propose applies recs to c's speculative image (a batch that would not
-// apply never reaches the log) and queues them for commit.
-func (q *quorum) propose(c *controller, recs []metadata.Record, done func(int64)) {
+// apply never reaches the log) and queues them for commit; planned marks
+// a MoveLeadersRequest's batch.
+func (q *quorum) propose(c *controller, recs []metadata.Record, planned bool, done func(int64)) {
 	if c != q.cur || c.down {
 		return // deposed: raft refuses or later overwrites the entry
 	}
@@ -235,22 +243,33 @@ func (q *quorum) propose(c *controller, recs []metadata.Record, done func(int64)
 		}
 	}
 	c.spec = b.Image()
-	c.pending = append(c.pending, &proposal{recs: recs, done: done, safe: q.healthy(c.host)})
-	q.w.after(1+q.w.rng.Int64N(4), 0, q.commitPending)
+	c.pending = append(c.pending, &proposal{recs: recs, done: done, safe: q.healthy(c.host), planned: planned})
+	w := q.w
+	if w.cfg.SlowCommitRate > 0 && w.rng.Float64() < w.cfg.SlowCommitRate {
+		c.holdUntil = max(c.holdUntil, w.now+1+w.rng.Int64N(w.cfg.SlowCommitMaxMs))
+		w.trace("slow-commit", c.host, c.holdUntil-startMs, 0, 0)
+		w.at(c.holdUntil, 0, q.commitPending)
+		return
+	}
+	w.after(1+w.rng.Int64N(4), 0, q.commitPending)
 }
 
 // commitPending commits the current controller's proposals while it
-// reaches a majority.
-func (q *quorum) commitPending() {
+// reaches a majority, once a slow commit lets them.
+func (q *quorum) commitPending() { q.commitPendingNow(false) }
+
+// commitPendingNow is commitPending; with force a slow commit is waited
+// out (a leadership transfer commits the old leader's proposals first).
+func (q *quorum) commitPendingNow(force bool) {
 	c := q.cur
-	if c == nil || c.down || len(c.pending) == 0 || !q.healthy(c.host) {
+	if c == nil || c.down || len(c.pending) == 0 || !q.healthy(c.host) || (!force && q.w.now < c.holdUntil) {
 		return
 	}
 	ps := c.pending
 	c.pending = nil
 	offs := make([]int64, len(ps))
 	for i, p := range ps {
-		offs[i] = q.commit(p.recs)
+		offs[i] = q.commit(p.recs, p.planned)
 		if q.w.failure != nil {
 			return
 		}
@@ -354,7 +373,7 @@ func (q *quorum) transfer(host int32) {
 		keep++
 	}
 	for _, p := range old.pending[:keep] {
-		q.commit(p.recs)
+		q.commit(p.recs, p.planned)
 	}
 	old.pending = nil
 	if !old.down && w.nodes[old.host].state != nodeDead && old.host != host {
@@ -401,7 +420,7 @@ func (q *quorum) duties(c *controller) {
 				}
 			}
 			c.fencing = true
-			q.propose(c, recs, func(int64) { c.fencing = false })
+			q.propose(c, recs, false, func(int64) { c.fencing = false })
 		}
 	}
 	if !q.topicAsked && q.allUnfenced(c.spec) {

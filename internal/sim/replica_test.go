@@ -31,6 +31,9 @@ type replicaShell struct {
 	// at (-1: not leading), and its high watermark then.
 	chkEpoch int32
 	chkHW    int64
+	// handOverTo is the sender of the last HandOver (the node's
+	// balancer), which its HandOverReady goes to.
+	handOverTo *balancer
 }
 
 // pendingReply is where an answer goes: a producer's request, or a
@@ -102,6 +105,11 @@ func (s *replicaShell) step(fn func(*partition.Replica) partition.Output) {
 			ch := *c
 			s.n.isr[s.part] = &ch
 		}
+		if h := out.HandOverReady; h != nil && s.handOverTo != nil {
+			b, ready := s.handOverTo, *h
+			w.trace("hand-over-ready", s.n.id, int64(s.part), int64(ready.Successor), int64(ready.ErrorCode))
+			s.n.post(func() { b.onReady(&ready) })
+		}
 		if t := out.Truncate; t != nil {
 			out = s.r.OnLogTruncated(s.truncate(t))
 			continue
@@ -120,6 +128,16 @@ func (s *replicaShell) step(fn func(*partition.Replica) partition.Output) {
 		out = s.r.OnLogAppended(&partition.LogAppended{Seq: ap.Seq, Result: res, Err: err})
 	}
 	w.chk.observe(s)
+}
+
+// checkHeldLease is the actor's (actor.go's checkHeldLease): before a
+// step that may run the appends a rebalance's hand-over holds, a leader
+// whose node's lease lapsed refuses them (partition.LeaseLapsed).
+func (s *replicaShell) checkHeldLease() {
+	if s.n.w.cfg.HeldUnleased || s.n.leaseValid() || s.r.Status().Role != partition.Leader {
+		return
+	}
+	s.step(func(r *partition.Replica) partition.Output { return r.OnLeaseLapsed(&partition.LeaseLapsed{}) })
 }
 
 // truncate cuts the log and rebuilds the producer state.
@@ -233,7 +251,10 @@ func (s *replicaShell) lead(p metadata.Partition) {
 	if p.Leader == n.id {
 		n.unfollow(s.part)
 		m := &partition.BecomeLeader{LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, ISR: p.ISR, Replicas: p.Replicas}
-		n.post(func() { s.step(func(r *partition.Replica) partition.Output { return r.BecomeLeader(m) }) })
+		n.post(func() {
+			s.checkHeldLease()
+			s.step(func(r *partition.Replica) partition.Output { return r.BecomeLeader(m) })
+		})
 		return
 	}
 	m := &partition.BecomeFollower{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch}

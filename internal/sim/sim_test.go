@@ -36,6 +36,13 @@ type runStats struct {
 	// elrElections and lastKnownElections count the leaders elected from
 	// the ELR and from the last known ELR (KIP-966).
 	elrElections, lastKnownElections int
+	// handOvers and handOverCancels count the rebalance hand-overs
+	// started and called off, plannedMoves the planned moves committed
+	// and plannedChecked those whose successor took over (and was
+	// checked, invariant 7); moveIneligible and moveRetries count the
+	// MoveLeaders answers INELIGIBLE_REPLICA and those sent again.
+	handOvers, handOverCancels, plannedMoves, plannedChecked int
+	moveIneligible, moveRetries                              int
 	// codes counts the failed produces by Kafka error code (-2: no answer).
 	codes map[int16]int
 }
@@ -74,6 +81,12 @@ func runSeedTrace(seed uint64, full bool, sb *strings.Builder) result {
 	r.stats.fencedAcksAll = w.chk.fencedAcksAll
 	r.stats.elrElections = w.chk.elrElections
 	r.stats.lastKnownElections = w.chk.lastKnownElections
+	r.stats.handOvers = w.chk.handOvers
+	r.stats.handOverCancels = w.chk.handOverCancels
+	r.stats.plannedMoves = w.chk.plannedMoves
+	r.stats.plannedChecked = w.chk.plannedChecked
+	r.stats.moveIneligible = w.chk.moveIneligible
+	r.stats.moveRetries = w.chk.moveRetries
 	r.stats.commits = int(w.quorum.head())
 	r.stats.healthyFenced = w.quorum.healthyFenced
 	return r
@@ -152,6 +165,12 @@ func TestSimulation(t *testing.T) {
 				total.healthyFenced += r.stats.healthyFenced
 				total.elrElections += r.stats.elrElections
 				total.lastKnownElections += r.stats.lastKnownElections
+				total.handOvers += r.stats.handOvers
+				total.handOverCancels += r.stats.handOverCancels
+				total.plannedMoves += r.stats.plannedMoves
+				total.plannedChecked += r.stats.plannedChecked
+				total.moveIneligible += r.stats.moveIneligible
+				total.moveRetries += r.stats.moveRetries
 				if total.codes == nil {
 					total.codes = map[int16]int{}
 				}
@@ -193,6 +212,9 @@ func TestSimulation(t *testing.T) {
 	if total.ackedAll == 0 || total.leaderships == 0 {
 		t.Fatalf("the runs acknowledged %d acks=all batches and elected %d leaders: the scenario does not exercise the cluster", total.ackedAll, total.leaderships)
 	}
+	if n >= 100 && !strings.Contains(os.Getenv("WEIR_SIM_MODEL"), "norebalance") && total.plannedChecked == 0 {
+		t.Fatalf("the runs made %d planned moves, none of whose successors took over: the scenario does not exercise the rebalance", total.plannedMoves)
+	}
 }
 
 // TestSimulationReplays checks determinism: a seed run twice gives the
@@ -210,7 +232,8 @@ func TestSimulationReplays(t *testing.T) {
 }
 
 // applyEnvKnobs turns on the scenario's optional behaviours named in
-// WEIR_SIM_MODEL (comma-separated: hints, deposed, wiregap; nodrop turns message loss off).
+// WEIR_SIM_MODEL (comma-separated: hints, deposed, wiregap, heldlease; nodrop turns message loss off,
+// norebalance the preferred-leader rebalance, noslowcommit the slow commits).
 func applyEnvKnobs(cfg *scenario) {
 	for _, k := range strings.Split(os.Getenv("WEIR_SIM_MODEL"), ",") {
 		switch strings.TrimSpace(k) {
@@ -222,6 +245,12 @@ func applyEnvKnobs(cfg *scenario) {
 			cfg.WireGapMs = 2
 		case "nodrop":
 			cfg.DropRate = 0
+		case "heldlease":
+			cfg.HeldUnleased = true
+		case "noslowcommit":
+			cfg.SlowCommitRate = 0
+		case "norebalance":
+			cfg.RebalanceMs = 0
 		}
 	}
 }

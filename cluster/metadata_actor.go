@@ -54,6 +54,12 @@ type metadataActor struct {
 	spec     *metadata.Image // applied plus the proposals in flight
 	inflight int
 	settled  []settled
+	// proposed and answered count the proposals made and settled, and
+	// dropped those settled with an error; onSpec are the answers decided
+	// against proposals still in flight (decide), each released once they
+	// settled.
+	proposed, answered, dropped uint64
+	onSpec                      []specAnswer
 	// confirmed are answers whose ConfirmLeadership came back, to run
 	// after the Ready that brought it.
 	confirmed []func()
@@ -205,6 +211,54 @@ func (a *metadataActor) decide(req metadata.Request, done func(metadata.Result, 
 	}
 	a.stampNow(req)
 	res, recs := a.controller.Evaluate(a.spec, req)
+	if len(recs) == 0 && a.inflight > 0 && !a.stall.stalled {
+		// The answer rests on proposals still in flight (a retried
+		// registration finds its first attempt's; a heartbeat, the
+		// unfencing it asked for): given now, a node could act on what
+		// the log may never hold. It waits until they settled, and is
+		// decided again if one failed. (While writes stall it is given
+		// at once, as before: nothing in flight settles meanwhile.)
+		a.onSpec = append(a.onSpec, specAnswer{req: req, done: done, res: res, after: a.proposed, dropped: a.dropped})
+		return
+	}
+	a.carryOut(req, res, recs, done)
+}
+
+// specAnswer is an answer decided against proposals in flight.
+type specAnswer struct {
+	req  metadata.Request
+	done func(metadata.Result, int64)
+	res  metadata.Result
+	// after is the count of proposals made when it was decided; dropped
+	// the count of failed ones then.
+	after, dropped uint64
+}
+
+// releaseSpecAnswers gives the answers whose proposals have settled: as
+// decided if none of them failed since, else decided again.
+func (a *metadataActor) releaseSpecAnswers() {
+	if len(a.onSpec) == 0 {
+		return
+	}
+	waiting := a.onSpec
+	a.onSpec = nil
+	for i, w := range waiting {
+		if w.after > a.answered {
+			a.onSpec = append(a.onSpec, waiting[i:]...)
+			return
+		}
+		if a.dropped != w.dropped || a.failed != nil {
+			a.decide(w.req, w.done)
+			continue
+		}
+		a.carryOut(w.req, w.res, nil, w.done)
+	}
+}
+
+// carryOut answers a decided request: at once when it writes nothing (a
+// heartbeat once the quorum confirmed this leadership), else once its
+// records are applied.
+func (a *metadataActor) carryOut(req metadata.Request, res metadata.Result, recs []metadata.Record, done func(metadata.Result, int64)) {
 	if len(recs) == 0 {
 		if _, ok := req.(*metadata.BrokerHeartbeatRequest); ok {
 			// The answer renews the broker's lease: only a controller a
@@ -278,6 +332,7 @@ func (a *metadataActor) propose(recs []metadata.Record, done func(index int64, e
 	}
 	a.spec = next
 	a.inflight++
+	a.proposed++
 }
 
 // applyAll applies recs to img as one batch at the next offset.
@@ -348,12 +403,17 @@ func (a *metadataActor) handleReady() {
 	a.settled = nil
 	for _, s := range done {
 		a.inflight--
+		a.answered++
+		if s.err != nil {
+			a.dropped++
+		}
 		s.done(s.index, s.err)
 	}
 	if a.inflight <= 0 {
 		a.inflight = 0
 		a.spec = a.applied
 	}
+	a.releaseSpecAnswers()
 	a.releaseParked()
 	confirmed := a.confirmed
 	a.confirmed = nil
@@ -413,5 +473,9 @@ func (a *metadataActor) failAll(err error) {
 	for _, p := range a.parked {
 		p.done(p.res)
 	}
+	for _, w := range a.onSpec {
+		w.done(w.req.Refused(metadata.ErrorOf(err)), a.applied.Offset())
+	}
+	a.onSpec = nil
 	a.settled, a.routes, a.parked = nil, map[uint64]*route{}, nil
 }

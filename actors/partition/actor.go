@@ -398,12 +398,13 @@ func (a *partitionActor) onAppendBatches(ctx actor.Context, m *AppendBatches) {
 	a.step(ctx, func(r *Replica) Output { return r.OnAppendBatches(&req) })
 }
 
-// checkHeldLease refuses the appends a rebalance's hand-over holds once
-// the node's lease lapsed (LeaseLapsed), before a step that may run them:
+// checkHeldLease refuses the appends a rebalance's hand-over holds, and
+// those waiting for their leadership (early.go), once the node's lease
+// lapsed (LeaseLapsed), before a step that may run them:
 // their lease was checked when they came (onAppendBatches), and they may
 // have waited a second or more since.
 func (a *partitionActor) checkHeldLease(ctx actor.Context) {
-	if a.r == nil || a.cfg.LeaseValid == nil || a.r.role != Leader || !a.r.holdsAppends() || a.cfg.LeaseValid() {
+	if a.r == nil || a.cfg.LeaseValid == nil || !a.r.holdsAppends() || a.cfg.LeaseValid() {
 		return
 	}
 	a.step(ctx, func(r *Replica) Output { return r.OnLeaseLapsed(&LeaseLapsed{}) })

@@ -56,3 +56,17 @@ func TestAppendForAPassedLeadershipIsRefused(t *testing.T) {
 	s.handle(s.r.BecomeFollower(&BecomeFollower{Leader: -1, LeaderEpoch: 4, PartitionEpoch: 8}))
 	s.wantReply(c, kerr.NotLeaderForPartition.Code, -1)
 }
+
+func TestAppendWaitingForLeadershipRefusedOnceTheLeaseLapsed(t *testing.T) {
+	s := followerShell(t, nil)
+	a := s.produceAwaiting(plain(t, 1), 4)
+	if !s.r.holdsAppends() {
+		t.Fatal("a waiting append does not count as held: the actor would not check the lease")
+	}
+	s.handle(s.r.OnLeaseLapsed(&LeaseLapsed{}))
+	s.wantReply(a, kerr.NotLeaderForPartition.Code, -1)
+	s.handle(s.r.BecomeLeader(&BecomeLeader{LeaderEpoch: 4, PartitionEpoch: 8, ISR: []int32{2}, Replicas: []int32{2, 1}}))
+	if got := s.r.Status().LogEndOffset; got != 0 {
+		t.Fatalf("log end %d: the refused append was written", got)
+	}
+}

@@ -79,6 +79,12 @@ func (r *Replica) OnHandOverCancel(m *HandOverCancel) Output {
 // hand-over goes on.
 func (r *Replica) OnLeaseLapsed(*LeaseLapsed) Output {
 	var out Output
+	for _, m := range r.waitingLeader {
+		// Appends waiting for a leadership (early.go) run on the
+		// BecomeLeader: their lease too was checked when they came.
+		out.Replies = append(out.Replies, r.failure(m.ID, m.Acks, kerr.NotLeaderForPartition.Code, "the leader's lease lapsed"))
+	}
+	r.waitingLeader = nil
 	if r.role != Leader {
 		return out
 	}
@@ -89,8 +95,9 @@ func (r *Replica) OnLeaseLapsed(*LeaseLapsed) Output {
 	return out
 }
 
-// holdsAppends reports whether a rebalance's hand-over holds appends.
-func (r *Replica) holdsAppends() bool { return len(r.held) > 0 }
+// holdsAppends reports whether a rebalance's hand-over holds appends, or
+// appends wait for a leadership (early.go).
+func (r *Replica) holdsAppends() bool { return len(r.held) > 0 || len(r.waitingLeader) > 0 }
 
 // handingOver reports whether appends are refused or held for a
 // hand-over.

@@ -39,6 +39,9 @@ type balancer struct {
 	asked, ready []*heldMove
 	// epoch is the broker epoch the check started with.
 	epoch int64
+	// settled is the unfenced brokers' epochs at the previous check
+	// (rebalanceOnce's settled).
+	settled map[int32]int64
 }
 
 // heldMove is a partition whose leader holds appends for a move.
@@ -76,14 +79,20 @@ func (b *balancer) schedule() {
 func (b *balancer) check() {
 	n := b.n
 	w := n.w
-	if b.running || n.epoch == 0 || n.replicas == nil {
+	if b.running || n.replicas == nil {
+		return
+	}
+	if n.epoch == 0 {
+		b.settled = nil
 		return
 	}
 	img := n.img
+	settled := b.settled
+	b.settled = metadata.UnfencedEpochs(img)
 	if br, ok := img.Broker(n.id); !ok || br.Fenced || br.Epoch != n.epoch {
 		return
 	}
-	want := metadata.PreferredMoves(img, n.id, imbalancePercent)
+	want := metadata.PreferredMoves(img, n.id, imbalancePercent, settled)
 	if len(want) == 0 {
 		return
 	}

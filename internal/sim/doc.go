@@ -58,15 +58,18 @@
 // fenced: invariant 4; the actor now refuses them, partition.LeaseLapsed).
 // "norebalance" turns the rebalance off, "noslowcommit" the slow commits.
 //
-// Known, not fixed yet: long runs find invariant 4 at a few seeds in
-// 10,000 (8279, 11273, 12599 from WEIR_SIM_FIRST=5000): the controller
-// answers a request that needs no write at its applied offset even when
-// the answer rests on a proposal still in flight (a retried registration
-// during a slow commit gets its broker epoch before the registration
-// commits; cluster/metadata_actor.go's decide does the same), so a
-// restarted node gets a lease while the committed image does not know
-// its registration. Seed 51436 with "noslowcommit" shows a
-// restarted process leading at its stale image's epoch advance its high
-// watermark over the ISR it knew, without the addition its predecessor
-// had proposed and the quorum committed (invariant 5).
+// "specanswers" brings back a controller answering a request that needs
+// no write at once even while the proposals its answer rests on are in
+// flight (a retried registration during a slow commit got its broker
+// epoch before the registration committed, and the restarted node a
+// lease the committed image did not back: invariant 4 at seed 961, and
+// at 8279, 11273 and 12599 of a long run); the controller now holds such
+// an answer until those proposals settled (cluster/metadata_actor.go
+// decide).
+//
+// Known, not fixed yet: seed 51436 with "noslowcommit", and 16388 of a
+// long run from WEIR_SIM_FIRST=5000, show a restarted process leading at
+// its stale image's epoch advance its high watermark over the ISR it
+// knew, without the addition its predecessor had proposed and the quorum
+// committed (invariant 5).
 package sim

@@ -56,6 +56,13 @@ type scenario struct {
 	// models a controller that confirms its leadership with a quorum
 	// first (raft ReadIndex).
 	DeposedAnswers bool
+	// SpecAnswers has the controller answer a request that writes
+	// nothing at once, even while the proposals its answer rests on are
+	// still in flight (weir did until the slow commits showed a node
+	// acting on a registration the log did not hold yet); now such an
+	// answer waits until they committed (cluster/metadata_actor.go
+	// decide).
+	SpecAnswers bool
 	// WireGapMs > 0 runs the append up to that long after the Produce
 	// handler's lease check, as a separate step (the actor's mailbox), so
 	// a pause can fall in between.

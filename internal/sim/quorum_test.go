@@ -220,6 +220,18 @@ func (q *quorum) decide(c *controller, req metadata.Request, answer func(metadat
 	}
 	res, recs := c.ctl.Evaluate(c.spec, req)
 	if len(recs) == 0 {
+		if n := len(c.pending); n > 0 && !w.cfg.SpecAnswers {
+			// The answer may rest on the proposals in flight: given once
+			// they committed (dropped with them, the request is sent
+			// again, where weir decides it again).
+			last := c.pending[n-1]
+			prev := last.done
+			last.done = func(off int64) {
+				prev(off)
+				answer(res, w.nodes[c.host].applied)
+			}
+			return
+		}
 		answer(res, w.nodes[c.host].applied)
 		return
 	}

@@ -232,7 +232,7 @@ func TestSimulationReplays(t *testing.T) {
 }
 
 // applyEnvKnobs turns on the scenario's optional behaviours named in
-// WEIR_SIM_MODEL (comma-separated: hints, deposed, wiregap, heldlease; nodrop turns message loss off,
+// WEIR_SIM_MODEL (comma-separated: hints, deposed, wiregap, heldlease, specanswers; nodrop turns message loss off,
 // norebalance the preferred-leader rebalance, noslowcommit the slow commits).
 func applyEnvKnobs(cfg *scenario) {
 	for _, k := range strings.Split(os.Getenv("WEIR_SIM_MODEL"), ",") {
@@ -247,6 +247,8 @@ func applyEnvKnobs(cfg *scenario) {
 			cfg.DropRate = 0
 		case "heldlease":
 			cfg.HeldUnleased = true
+		case "specanswers":
+			cfg.SpecAnswers = true
 		case "noslowcommit":
 			cfg.SlowCommitRate = 0
 		case "norebalance":

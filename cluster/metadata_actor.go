@@ -211,13 +211,15 @@ func (a *metadataActor) decide(req metadata.Request, done func(metadata.Result, 
 	}
 	a.stampNow(req)
 	res, recs := a.controller.Evaluate(a.spec, req)
-	if len(recs) == 0 && a.inflight > 0 && !a.stall.stalled {
+	if len(recs) == 0 && a.inflight > 0 && !a.stall.stalled && len(a.n.voters) > 1 {
 		// The answer rests on proposals still in flight (a retried
 		// registration finds its first attempt's; a heartbeat, the
 		// unfencing it asked for): given now, a node could act on what
 		// the log may never hold. It waits until they settled, and is
 		// decided again if one failed. (While writes stall it is given
-		// at once, as before: nothing in flight settles meanwhile.)
+		// at once, as before: nothing in flight settles meanwhile. A
+		// single voter's proposals fail only when its writes stall, so
+		// it answers at once too.)
 		a.onSpec = append(a.onSpec, specAnswer{req: req, done: done, res: res, after: a.proposed, dropped: a.dropped})
 		return
 	}
@@ -443,6 +445,14 @@ func (a *metadataActor) cannotWrite(err error) {
 	a.stallErr = fmt.Errorf("%w (%s); metadata changes are refused until it can", metadata.ErrLogUnavailable, cause)
 	a.log.Error("metadata quorum cannot write its log; refusing metadata changes and retrying", "err", err)
 	a.n.health.Store(&MetadataHealth{Since: a.stallSince, Cause: cause})
+	// Nothing in flight settles while writes stall: the answers waiting
+	// for it are given as decided, as every answer that writes nothing is
+	// during a stall.
+	waiting := a.onSpec
+	a.onSpec = nil
+	for _, w := range waiting {
+		a.carryOut(w.req, w.res, nil, w.done)
+	}
 }
 
 // canWrite ends a stall: a write succeeded again.

@@ -30,15 +30,7 @@ const (
 // whole metadata age before it asks again.
 func electing(img *metadata.Image, queries []metadataQuery, down func(int32) bool) bool {
 	// down may look at a socket: asked once per node, not per partition.
-	seen := map[int32]bool{}
-	isDown := func(node int32) bool {
-		d, ok := seen[node]
-		if !ok {
-			d = down(node)
-			seen[node] = d
-		}
-		return d
-	}
+	isDown := memoDown(down)
 	check := func(t *metadata.Topic) bool {
 		for i := range t.NumPartitions() {
 			p, _ := t.Partition(i)

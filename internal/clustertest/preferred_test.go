@@ -54,17 +54,7 @@ func TestClusterPreferredLeaders(t *testing.T) {
 	const topic = "balance"
 	createTopic(t, c, topic, 6, 3)
 	c.WaitFor(60*time.Second, "every partition led by its preferred replica", func() bool { return ledByPreferred(c, topic) })
-	all, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.RequiredAcks(kgo.AllISRAcks()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer all.Close()
-	one, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.RequiredAcks(kgo.LeaderAck()),
-		kgo.DisableIdempotentWrite())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer one.Close()
+	all, one := allAndOneProducers(t, c)
 
 	// crashed is set once the victim is down: acks=1 records sent from then
 	// on are named one-post-N and must all survive.

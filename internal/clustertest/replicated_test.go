@@ -352,6 +352,24 @@ func waitFullISR(t *testing.T, c *clustertest.Cluster, topic string) {
 	})
 }
 
+// allAndOneProducers returns an idempotent acks=all producer and a plain
+// acks=1 one, closed when the test ends.
+func allAndOneProducers(t *testing.T, c *clustertest.Cluster) (all, one *kgo.Client) {
+	t.Helper()
+	all, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(all.Close)
+	one, err = kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.RequiredAcks(kgo.LeaderAck()),
+		kgo.DisableIdempotentWrite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(one.Close)
+	return all, one
+}
+
 // TestClusterRollingRestart: each node in turn is stopped gracefully and
 // started again, waiting until nothing is under-replicated, while two
 // producers keep writing: an idempotent acks=all one and an acks=1 one.
@@ -361,17 +379,7 @@ func waitFullISR(t *testing.T, c *clustertest.Cluster, topic string) {
 func TestClusterRollingRestart(t *testing.T) {
 	c := clustertest.Start(t, clustertest.Options{Nodes: 3})
 	createTopic(t, c, "rolling", 6, 3)
-	all, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.RequiredAcks(kgo.AllISRAcks()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer all.Close()
-	one, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.RequiredAcks(kgo.LeaderAck()),
-		kgo.DisableIdempotentWrite())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer one.Close()
+	all, one := allAndOneProducers(t, c)
 
 	var gotAll, gotOne acked
 	stop := make(chan struct{})

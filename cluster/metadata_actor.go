@@ -91,6 +91,9 @@ type metadataActor struct {
 	watches *peerWatches
 	// incarnation identifies this process in its registration.
 	incarnation metadata.UUID
+	// selfRegistered is set once an applied image held this process's
+	// registration (registeredIn).
+	selfRegistered bool
 }
 
 func newMetadataActor(n *Node, q *quorum.Node, remote *transport.Transport) *metadataActor {
@@ -390,7 +393,9 @@ func (a *metadataActor) handleReady() {
 			}
 			a.straysRemoved = true
 		}
-		a.n.replicas.reconcile(img)
+		if a.registeredIn(img) {
+			a.n.replicas.reconcile(img)
+		}
 		if a.watches != nil {
 			a.watches.sync(img)
 		}
@@ -488,4 +493,21 @@ func (a *metadataActor) failAll(err error) {
 	}
 	a.onSpec = nil
 	a.settled, a.routes, a.parked = nil, map[uint64]*route{}, nil
+}
+
+// registeredIn reports whether the partitions may follow img: once an
+// image has held this process's registration (its incarnation id), and
+// from then on. Before, a restarted process would lead from its stale
+// image at its predecessor's leader epoch without the ISR addition its
+// predecessor proposed and the quorum may yet commit, and advance the
+// high watermark past a replica the controller then counts in sync; its
+// registration fences the predecessor's, moving those leaderships, in
+// the same batch (Kafka's broker likewise publishes no metadata to its
+// replica manager before it has registered and caught up).
+func (a *metadataActor) registeredIn(img *metadata.Image) bool {
+	if !a.selfRegistered {
+		b, ok := img.Broker(a.n.id)
+		a.selfRegistered = ok && b.IncarnationID == a.incarnation
+	}
+	return a.selfRegistered
 }

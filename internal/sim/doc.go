@@ -67,9 +67,12 @@
 // an answer until those proposals settled (cluster/metadata_actor.go
 // decide).
 //
-// Known, not fixed yet: seed 51436 with "noslowcommit", and 16388 of a
-// long run from WEIR_SIM_FIRST=5000, show a restarted process leading at
-// its stale image's epoch advance its high watermark over the ISR it
-// knew, without the addition its predecessor had proposed and the quorum
-// committed (invariant 5).
+// Seed 51436 with "noslowcommit", and 16388 of a long run from
+// WEIR_SIM_FIRST=5000, found a restarted process leading at its stale
+// image's epoch: it advanced its high watermark over the ISR it knew,
+// without the addition its predecessor had proposed and the quorum then
+// committed (invariant 5). A node now leads and follows nothing before an
+// image holds its own registration (cluster/metadata_actor.go
+// registeredIn), which fences its predecessor's and moves its leaderships
+// in the same batch.
 package sim

@@ -268,10 +268,13 @@ func (s *replicaShell) lead(p metadata.Partition) {
 
 // reconcile makes the node's replicas match its image: the topic's
 // replicas are created when it first appears (recovered from the disk),
-// and each is told its leadership.
+// and each is told its leadership. Nothing is led or followed before the
+// image holds this process's registration (cluster/metadata_actor.go):
+// a restarted process would otherwise lead at its stale image's epoch
+// without the ISR additions its predecessor proposed.
 func (n *node) reconcile() {
 	t, ok := n.img.Topic(topicName)
-	if !ok {
+	if !ok || !n.registeredIn(n.img) {
 		return
 	}
 	if n.replicas == nil {
@@ -324,4 +327,11 @@ func (n *node) onProduce(pr *producer, callerID uint64, part int32, records []by
 		return
 	}
 	n.post(send)
+}
+
+// registeredIn reports whether img holds this process's registration
+// (its incarnation id).
+func (n *node) registeredIn(img *metadata.Image) bool {
+	b, ok := img.Broker(n.id)
+	return ok && b.IncarnationID == n.incarnationID
 }

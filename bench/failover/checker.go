@@ -32,6 +32,9 @@ type Read struct {
 	Topic     int32
 	Partition int32
 	Offset    int64
+	// AtNs is when the consumer got it, Unix nanoseconds; 0 for a record
+	// the round's read-back found (the group member had not read it).
+	AtNs int64
 }
 
 // Check is what CheckRound found in one round.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,14 @@ func newConsumer(seeds, topics []string, group string, tuned bool) (*consumer, e
 		kgo.OnPartitionsLost(func(context.Context, *kgo.Client, map[string][]int32) { c.onRevoked() })}
 	if tuned {
 		opts = append(opts, tunedOpts()...)
+	}
+	if path := os.Getenv("WEIR_FAILOVER_CONSUMER_LOG"); path != "" {
+		// A debugging aid: franz-go's own log of the group member.
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, fmt.Errorf("consumer: client log: %w", err)
+		}
+		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(f, kgo.LogLevelDebug, nil)))
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -134,7 +143,7 @@ func (c *consumer) record(fs kgo.Fetches) {
 			rr = &roundReads{}
 			c.rounds[round] = rr
 		}
-		rr.reads = append(rr.reads, Read{Seq: seq, Topic: c.topic[r.Topic], Partition: r.Partition, Offset: r.Offset})
+		rr.reads = append(rr.reads, Read{Seq: seq, Topic: c.topic[r.Topic], Partition: r.Partition, Offset: r.Offset, AtNs: now})
 		for int(seq) >= len(rr.seen) {
 			rr.seen = append(rr.seen, make([]bool, len(rr.seen)+1024)...)
 		}

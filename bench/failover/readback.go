@@ -1,8 +1,11 @@
 package failover
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -76,4 +79,35 @@ func readBack(ctx context.Context, seeds, topics []string, round uint32, missing
 		})
 	}
 	return reads, nil
+}
+
+// missedPartitions names the partitions of the acknowledged records the
+// group member had not read when the round ended, with their counts and
+// lowest offsets, for the round's problems.
+func missedPartitions(topics []string, missing []Ack) string {
+	type key struct {
+		topic int32
+		part  int32
+	}
+	count := map[key]int{}
+	low := map[key]int64{}
+	for _, a := range missing {
+		k := key{a.Topic, a.Partition}
+		if n, ok := count[k]; !ok || a.Offset < low[k] {
+			low[k] = a.Offset
+			count[k] = n
+		}
+		count[k]++
+	}
+	keys := make([]key, 0, len(count))
+	for k := range count {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.part, b.part)) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "the group member had not read %d acknowledged records when the round ended:", len(missing))
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s/%d: %d from offset %d;", topics[k.topic], k.part, count[k], low[k])
+	}
+	return strings.TrimSuffix(b.String(), ";")
 }

@@ -310,7 +310,9 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	group := CheckRound(sent, acks, slices.Clone(reads))
 	if group.Lost > 0 {
 		r.setProgress(func(p *Progress) { p.Phase = "reading back" })
-		back, err := readBack(ctx, r.nodes.Seeds(), r.fl.topics, round, r.cons.missingAcks(round, acks), cfg.RoundTimeout)
+		missing := r.cons.missingAcks(round, acks)
+		rd.Problems = append(rd.Problems, missedPartitions(r.fl.topics, missing))
+		back, err := readBack(ctx, r.nodes.Seeds(), r.fl.topics, round, missing, cfg.RoundTimeout)
 		if err != nil {
 			rd.Problems = append(rd.Problems, err.Error())
 		}
@@ -322,11 +324,10 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	rd.Lost, rd.Duplicated, rd.Reordered, rd.Moved, rd.Unacked, rd.LostSeqs = c.Lost, c.Duplicated, c.Reordered, c.Moved, c.Unacked, c.LostSeqs
 	rd.MaxProduceStallMs = millis(c.MaxProduceStall)
 	rd.P50SendMs, rd.P99SendMs, rd.MaxSendMs = millis(c.P50), millis(c.P99), millis(c.MaxLatency)
-	lastAck := rs.lastAck.Load()
-	if lastAck == 0 || out.at.IsZero() {
+	if rs.lastAck.Load() == 0 {
 		rd.MaxConsumerStallMs = -1
 	} else {
-		rd.MaxConsumerStallMs = millis(LongestGap(r.cons.arrivalTimes(), out.at.UnixNano(), lastAck))
+		rd.MaxConsumerStallMs = millis(maxConsumerStall(sent, acks, reads, end.UnixNano()))
 	}
 	rd.RebalanceMs = -1
 	if d, ok := r.cons.rebalanceIn(start.UnixNano(), end.UnixNano()); ok {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -66,14 +65,11 @@ func newConsumer(seeds, topics []string, group string, tuned bool) (*consumer, e
 	if tuned {
 		opts = append(opts, tunedOpts()...)
 	}
-	if path := os.Getenv("WEIR_FAILOVER_CONSUMER_LOG"); path != "" {
-		// A debugging aid: franz-go's own log of the group member.
-		f, err := os.Create(path)
-		if err != nil {
-			return nil, fmt.Errorf("consumer: client log: %w", err)
-		}
-		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(f, kgo.LogLevelDebug, nil)))
+	logOpts, err := clientLog(consumerLogEnv)
+	if err != nil {
+		return nil, fmt.Errorf("consumer: %w", err)
 	}
+	opts = append(opts, logOpts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)

@@ -64,7 +64,11 @@ func newProducer(cfg Config, seeds []string) (*producer, error) {
 	if cfg.ClientTuned {
 		opts = append(opts, tunedOpts()...)
 	}
-	cl, err := kgo.NewClient(opts...)
+	logOpts, err := clientLog(producerLogEnv)
+	if err != nil {
+		return nil, fmt.Errorf("producer: %w", err)
+	}
+	cl, err := kgo.NewClient(append(opts, logOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("producer: %w", err)
 	}

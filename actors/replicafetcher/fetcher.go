@@ -286,13 +286,24 @@ type connHolder struct {
 }
 
 // fetch sends req and returns its response; any failure closes the
-// connection, so the next fetch dials again.
+// connection, so the next fetch dials again. A connection kept from an
+// earlier fetch may have been closed by the other side meanwhile (the
+// leader's process restarted while this fetcher had nothing to fetch from
+// it): a failure on it is retried at once on a new connection, once,
+// rather than after the fetcher's backoff (a Fetch only reads).
 func (h *connHolder) fetch(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
-	c, err := h.get(ctx)
+	c, fresh, err := h.get(ctx)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := c.Request(ctx, req)
+	if err != nil && !fresh && ctx.Err() == nil {
+		h.drop(c)
+		if c, _, err = h.get(ctx); err != nil {
+			return nil, err
+		}
+		resp, err = c.Request(ctx, req)
+	}
 	if err != nil {
 		h.drop(c)
 		return nil, fmt.Errorf("replicafetcher: fetch from leader %d: %w", h.leader, err)
@@ -305,33 +316,34 @@ func (h *connHolder) fetch(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.F
 	return fr, nil
 }
 
-// get returns the connection, dialing it if there is none.
-func (h *connHolder) get(ctx context.Context) (Conn, error) {
+// get returns the connection, dialing it if there is none; fresh is set
+// when it was dialed for this call.
+func (h *connHolder) get(ctx context.Context) (c Conn, fresh bool, err error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return nil, errStopped
+		return nil, false, errStopped
 	}
 	if c := h.conn; c != nil {
 		h.mu.Unlock()
-		return c, nil
+		return c, false, nil
 	}
 	h.mu.Unlock()
-	c, err := h.dial(ctx, h.leader)
+	c, err = h.dial(ctx, h.leader)
 	if err == nil && c == nil {
 		err = errors.New("the dialer returned no connection")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("replicafetcher: dialing leader %d: %w", h.leader, err)
+		return nil, false, fmt.Errorf("replicafetcher: dialing leader %d: %w", h.leader, err)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		_ = c.Close()
-		return nil, errStopped
+		return nil, false, errStopped
 	}
 	h.conn = c
-	return c, nil
+	return c, true, nil
 }
 
 // drop closes c and forgets it.

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,6 +83,10 @@ type pair struct {
 	leaderSys, follSys *actor.ActorSystem
 	addr               string
 	fetcher            *replicafetcher.Fetcher
+	// dials counts the fetcher's connections; breakNext fails the next
+	// request on one as a connection the leader closed.
+	dials     atomic.Int32
+	breakNext atomic.Bool
 
 	mu sync.Mutex
 	// incremental counts the fetches sent in a session that carried no
@@ -96,6 +102,12 @@ type recordingConn struct {
 }
 
 func (c recordingConn) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if c.p.breakNext.CompareAndSwap(true, false) {
+		// As if the leader's process had closed the connection while it
+		// sat in the fetcher.
+		_ = c.Conn.Close()
+		return nil, io.EOF
+	}
 	if f, ok := req.(*kmsg.FetchRequest); ok && f.SessionID != 0 && f.SessionEpoch > 0 && len(f.Topics) == 0 {
 		c.p.mu.Lock()
 		c.p.incremental++
@@ -106,7 +118,10 @@ func (c recordingConn) Request(ctx context.Context, req kmsg.Request) (kmsg.Resp
 
 // newPair starts both replicas of partition 0 at epoch 0 (the leader's
 // ISR is isr) and the fetcher, following nothing yet.
-func newPair(t *testing.T, isr []int32) *pair {
+func newPair(t *testing.T, isr []int32) *pair { return newPairWith(t, isr, nil) }
+
+// newPairWith is newPair with the fetcher's config changed by set.
+func newPairWith(t *testing.T, isr []int32, set func(*replicafetcher.Config)) *pair {
 	t.Helper()
 	p := &pair{t: t, leaderSys: actor.NewActorSystem(), follSys: actor.NewActorSystem()}
 	img, err := buildImage()
@@ -144,7 +159,7 @@ func newPair(t *testing.T, isr []int32) *pair {
 	p.addr = ln.Addr().String()
 	go func() { _ = s.Serve(ln) }()
 	stopTicks := tick(p.leader, p.follower)
-	p.fetcher = replicafetcher.Spawn(p.follSys, replicafetcher.Config{
+	fc := replicafetcher.Config{
 		NodeID: followerNode, Leader: leaderNode, MaxWaitMs: 200, BackoffMs: 20,
 		Dial: func(ctx context.Context, leader int32) (replicafetcher.Conn, error) {
 			if leader != leaderNode {
@@ -154,9 +169,14 @@ func newPair(t *testing.T, isr []int32) *pair {
 			if err != nil {
 				return nil, err
 			}
+			p.dials.Add(1)
 			return recordingConn{Conn: c, p: p}, nil
 		},
-	})
+	}
+	if set != nil {
+		set(&fc)
+	}
+	p.fetcher = replicafetcher.Spawn(p.follSys, fc)
 	t.Cleanup(func() {
 		if err := p.fetcher.Stop(); err != nil {
 			t.Errorf("stop fetcher: %v", err)
@@ -537,4 +557,26 @@ func TestIncrementalSessionKeepsPositions(t *testing.T) {
 	if len(p.proposals) != 0 {
 		t.Fatalf("the leader proposed ISR changes for a caught-up follower: %+v", p.proposals)
 	}
+}
+
+// A kept connection the leader closed while it sat idle (the leader's
+// process restarted) is dialed again at once, not after the backoff
+// (a minute here): an acks=all write completes within the test's wait.
+func TestStaleConnectionRedialedAtOnce(t *testing.T) {
+	p := newPairWith(t, []int32{leaderNode, followerNode}, func(c *replicafetcher.Config) { c.BackoffMs = 60_000 })
+	p.follow(0)
+	if res := p.produce(2, -1, 30_000); res.ErrorCode != 0 {
+		t.Fatalf("acks=all produce: %+v", res)
+	}
+	p.breakNext.Store(true)
+	if res := p.produce(2, -1, 30_000); res.ErrorCode != 0 {
+		t.Fatalf("acks=all produce after the connection broke: %+v", res)
+	}
+	if p.breakNext.Load() {
+		t.Fatal("no fetch used the broken connection")
+	}
+	if n := p.dials.Load(); n != 2 {
+		t.Fatalf("%d dials, want 2", n)
+	}
+	p.waitSame()
 }

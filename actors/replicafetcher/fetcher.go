@@ -122,6 +122,11 @@ type fetcherActor struct {
 	// failing is set from a failed Fetch to the next success, so that a
 	// leader that is down is logged once, not once per backoff.
 	failing bool
+	// inflight ends the Fetch in flight (its id) when it is abandoned;
+	// abandoned holds the ids whose outcome is to be dropped.
+	inflightID     uint64
+	inflightCancel context.CancelFunc
+	abandoned      map[uint64]bool
 }
 
 // Receive dispatches one message.
@@ -203,6 +208,13 @@ func (a *fetcherActor) onFollow(m *Follow) {
 
 // onFetchDone steps a Fetch's outcome.
 func (a *fetcherActor) onFetchDone(m *fetchDone) {
+	if a.inflightID == m.id {
+		a.inflightID, a.inflightCancel = 0, nil
+	}
+	if a.abandoned[m.id] {
+		delete(a.abandoned, m.id)
+		return
+	}
 	now := nowMs()
 	if m.err != nil {
 		if !a.failing {
@@ -226,6 +238,9 @@ func (a *fetcherActor) perform(out Output) {
 	for _, c := range out.Commands {
 		c.Send(a.self)
 	}
+	if out.Abandon != 0 {
+		a.abandon(out.Abandon)
+	}
 	if out.Fetch != nil {
 		a.startFetch(out.Fetch)
 	}
@@ -235,9 +250,27 @@ func (a *fetcherActor) perform(out Output) {
 	}
 }
 
+// abandon ends the Fetch with id in flight: its context first (so that
+// its goroutine takes the closed connection for the end it asked for, not
+// a stale connection to retry), then its connection, which the next
+// Fetch does not share; its outcome is dropped when it comes.
+func (a *fetcherActor) abandon(id uint64) {
+	if a.inflightID != id || a.inflightCancel == nil {
+		return
+	}
+	if a.abandoned == nil {
+		a.abandoned = map[uint64]bool{}
+	}
+	a.abandoned[id] = true
+	a.inflightCancel()
+	a.inflightID, a.inflightCancel = 0, nil
+	a.conn.reset()
+}
+
 // startFetch sends the Fetch on its own goroutine, which reports back.
 func (a *fetcherActor) startFetch(fr *FetchRequest) {
 	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.RequestTimeout)
+	a.inflightID, a.inflightCancel = fr.ID, cancel
 	system, self, conn := a.system, a.self, a.conn
 	a.wg.Go(func() {
 		defer cancel()
@@ -342,6 +375,11 @@ func (h *connHolder) get(ctx context.Context) (c Conn, fresh bool, err error) {
 		_ = c.Close()
 		return nil, false, errStopped
 	}
+	if err := ctx.Err(); err != nil {
+		// Abandoned while dialing: the next fetch dials its own.
+		_ = c.Close()
+		return nil, false, fmt.Errorf("replicafetcher: dialing leader %d: %w", h.leader, err)
+	}
 	h.conn = c
 	return c, true, nil
 }
@@ -354,6 +392,17 @@ func (h *connHolder) drop(c Conn) {
 	}
 	h.mu.Unlock()
 	_ = c.Close()
+}
+
+// reset closes the connection; the next fetch dials again.
+func (h *connHolder) reset() {
+	h.mu.Lock()
+	c := h.conn
+	h.conn = nil
+	h.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
 }
 
 // close closes the connection for good.

@@ -23,6 +23,9 @@ type fetchSession struct {
 	id    int32
 	epoch int32
 	parts map[PartitionRef]sessionPart
+	// replaces is a session dropped while the leader may still hold it
+	// (abandon): the next full Fetch names it, which closes it there.
+	replaces int32
 }
 
 // sessionPart is one partition as the leader's session holds it.
@@ -63,7 +66,9 @@ func (s *fetchSession) build(ready []readyPart) *sessionBuild {
 	b := &sessionBuild{id: s.id, epoch: s.epoch, full: s.id == 0,
 		include: make(map[PartitionRef]bool, len(ready)), next: make(map[PartitionRef]sessionPart, len(ready))}
 	if b.full {
-		b.epoch = 0 // InitialEpoch: a full fetch asking for a session
+		// InitialEpoch: a full fetch asking for a session, closing the
+		// one it replaces.
+		b.id, b.epoch = s.replaces, 0
 	}
 	for _, r := range ready {
 		b.next[r.ref] = r.sessionPart
@@ -91,7 +96,7 @@ func (s *fetchSession) onResponse(b *sessionBuild, errorCode int16, sessionID in
 	case errorCode != 0, sessionID == 0, !b.full && sessionID != b.id:
 		s.reset()
 	case b.full:
-		s.id, s.epoch, s.parts = sessionID, 1, b.next
+		s.id, s.epoch, s.parts, s.replaces = sessionID, 1, b.next, 0
 	default:
 		s.parts = b.next
 		s.epoch = nextEpoch(s.epoch)
@@ -101,6 +106,15 @@ func (s *fetchSession) onResponse(b *sessionBuild, errorCode int16, sessionID in
 // reset drops the session: the next Fetch is full.
 func (s *fetchSession) reset() {
 	s.id, s.epoch, s.parts = 0, 0, nil
+}
+
+// abandon drops the session of a Fetch given up on in flight: the next
+// Fetch is full and closes the session on the leader.
+func (s *fetchSession) abandon() {
+	if s.id != 0 {
+		s.replaces = s.id
+	}
+	s.reset()
 }
 
 // nextEpoch is the epoch after e (MaxInt32 wraps to 1, as in Kafka).

@@ -80,6 +80,9 @@ type State struct {
 	// session is the incremental fetch session with the leader
 	// (session.go).
 	session fetchSession
+	// preempt is set when a newly followed partition became ready while
+	// a Fetch was in flight (see next).
+	preempt bool
 }
 
 // phase is where a partition is (see State).
@@ -122,6 +125,9 @@ type part struct {
 	// (0: a paused one waits for a newer Follow only).
 	retryAtMs int64
 	lastError string
+	// preempts is set by a Follow that added or replaced the partition,
+	// until its probe's answer.
+	preempts bool
 	// lagged counts the answers in a row that said the other side has not
 	// caught up with this epoch yet (lagRetryAt).
 	lagged int
@@ -209,6 +215,10 @@ type FetchRequest struct {
 // WakeAtMs replaces the previous one).
 type Output struct {
 	Commands []Command
+	// Abandon is the Fetch in flight given up on (0: none): the shell
+	// ends it and closes its connection before it sends Fetch, and drops
+	// its outcome.
+	Abandon  uint64
 	Fetch    *FetchRequest
 	WakeAtMs int64
 }
@@ -245,7 +255,7 @@ func (s *State) Follow(items []FollowItem, nowMs int64) Output {
 		p.topic, p.leaderEpoch, p.replica = it.Topic, it.LeaderEpoch, it.Replica
 		p.fetchOffset, p.lastFetchedEpoch = -1, -1
 		p.probeOffset, p.sentHW, p.sentLogStart = it.Status.LogEndOffset, it.Status.HighWatermark, it.Status.LogStartOffset
-		p.lastError = ""
+		p.lastError, p.preempts = "", true
 		s.probe(p, nowMs, &out)
 	}
 	s.next(nowMs, &out)
@@ -293,6 +303,10 @@ func (s *State) onPosition(p *part, m *partition.ReplicaPosition, nowMs int64) {
 	case 0:
 		p.fetchOffset, p.lastFetchedEpoch = m.FetchOffset, m.LastFetchedEpoch
 		s.setPhase(p, phaseReady)
+		if p.preempts {
+			p.preempts = false
+			s.preempt = s.fetch != nil
+		}
 	case kerr.FencedLeaderEpoch.Code, kerr.NotLeaderForPartition.Code:
 		// The replica has moved on to a newer epoch, or leads: only a
 		// newer Follow (or an Unfollow) helps.
@@ -583,6 +597,25 @@ func (s *State) wakeBy(atMs int64) {
 // wake-up time.
 func (s *State) next(nowMs int64, out *Output) {
 	held := s.roundAwaiting > 0 && nowMs < s.holdUntilMs
+	if s.preempt && !held {
+		// A newly followed partition (a leadership that just moved to
+		// this fetcher's leader) would otherwise wait out the long poll
+		// in flight, up to MaxWaitMs, before the leader hears its
+		// position: the new leader's high watermark, and its acks=all
+		// writes, wait for it. The Fetch in flight is given up on and
+		// its partitions fetched again at once with the new ones.
+		s.preempt = false
+		if fl := s.fetch; fl != nil {
+			s.fetch = nil
+			s.session.abandon()
+			for _, sp := range fl.sent {
+				if p := s.parts[sp.ref]; p != nil && p.phase == phaseFetching && p.fetchID == fl.id {
+					s.setPhase(p, phaseReady)
+				}
+			}
+			out.Abandon = fl.id
+		}
+	}
 	if s.fetch == nil && nowMs >= s.backoffUntilMs && !held && s.counts[phaseReady] > 0 {
 		out.Fetch = s.buildFetch()
 	}

@@ -73,6 +73,12 @@ func (h *harness) take(out Output) Output {
 		}
 		h.pending[ref] = c
 	}
+	if out.Abandon != 0 {
+		if h.fetch == nil || h.fetch.ID != out.Abandon {
+			h.t.Fatalf("abandons Fetch %d, not the one in flight", out.Abandon)
+		}
+		h.fetch = nil
+	}
 	if out.Fetch != nil {
 		if h.fetch != nil {
 			h.t.Fatalf("second Fetch while one is in flight")
@@ -671,4 +677,51 @@ func TestLaggingLeaderRetriedSoon(t *testing.T) {
 	h.respond(data(refA0, "", 8, 0))
 	h.respond(failed(refA0, kerr.NotLeaderForPartition.Code, -1, -1))
 	wantRetryAfter(laggingRetryMs)
+}
+
+// A partition followed while a Fetch is in flight (a leadership that just
+// moved to this leader) does not wait out that long poll: once its probe
+// is answered the Fetch in flight is abandoned and a full one, closing
+// the session, carries every partition; the abandoned one's answer is
+// dropped.
+func TestNewPartitionPreemptsLongPoll(t *testing.T) {
+	h := newHarness(t)
+	h.sessionID = 42
+	h.start(refA0)
+	h.respond(data(refA0, "", 8, 0))
+	if h.fetch == nil || h.fetch.Request.SessionID != 42 || h.fetch.Request.SessionEpoch != 1 {
+		t.Fatalf("no incremental Fetch in the session: %+v", h.fetch)
+	}
+	polling := h.fetch.ID
+	if out := h.follow(5, partition.Status{LogEndOffset: 3, HighWatermark: 3}, refB0); out.Abandon != 0 || out.Fetch != nil {
+		t.Fatalf("follow abandoned before the probe's answer: %+v", out)
+	}
+	out := h.answer(refB0, 0, 3, 4, 5)
+	if out.Abandon != polling || out.Fetch == nil {
+		t.Fatalf("probe answered: abandon %d (want %d), fetch %v", out.Abandon, polling, out.Fetch != nil)
+	}
+	if r := out.Fetch.Request; r.SessionID != 42 || r.SessionEpoch != 0 {
+		t.Fatalf("the Fetch after abandoning: session %d epoch %d; want a full one closing 42", r.SessionID, r.SessionEpoch)
+	}
+	got := h.fetched()
+	if len(got) != 2 || got[refA0].FetchOffset != 10 || got[refB0].FetchOffset != 3 {
+		t.Fatalf("fetch after abandoning: %+v", got)
+	}
+	late := kmsg.NewPtrFetchResponse()
+	late.SessionID = 42
+	if out := h.s.OnFetchResponse(polling, late, h.now); len(out.Commands) != 0 || out.Fetch != nil || out.Abandon != 0 {
+		t.Fatalf("the abandoned Fetch's answer was taken: %+v", out)
+	}
+	// A partition that becomes ready while nothing is in flight abandons
+	// nothing.
+	h.respond(data(refA0, "", 8, 0), data(refB0, "", 3, 0))
+	h.respond(data(refA0, "", 8, 0), data(refB0, "", 3, 0))
+	h.follow(5, partition.Status{LogEndOffset: 1, HighWatermark: 1}, refA1)
+	fl := h.fetch.ID
+	respA := h.s.OnFetchResponse(fl, kmsg.NewPtrFetchResponse(), h.now)
+	h.fetch = nil
+	h.take(respA)
+	if out := h.answer(refA1, 0, 1, 4, 5); out.Abandon != 0 && out.Abandon != h.fetch.ID {
+		t.Fatalf("unexpected abandon %d", out.Abandon)
+	}
 }

@@ -165,10 +165,13 @@ func (bp *brokerProxy) closeConns() int {
 		conns = append(conns, c)
 	}
 	bp.mu.Unlock()
+	n := 0
 	for _, c := range conns {
-		c.close()
+		if c.close() {
+			n++
+		}
 	}
-	return len(conns)
+	return n
 }
 
 // accept serves the listener until it is closed.
@@ -214,12 +217,16 @@ func (bp *brokerProxy) serve(cc net.Conn) {
 	bp.mu.Unlock()
 }
 
-func (c *proxyConn) close() {
+// close closes both ends and reports whether this call did.
+func (c *proxyConn) close() bool {
+	did := false
 	c.once.Do(func() {
+		did = true
 		close(c.done)
 		c.client.Close()
 		c.broker.Close()
 	})
+	return did
 }
 
 // chunk is one frame waiting for its time.

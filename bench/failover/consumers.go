@@ -112,7 +112,9 @@ func (g *members) arrivalsSince(from int64) ([]int64, []int32) {
 
 // rebalanceIn is the group's longest rebalance that started within
 // [from, to] (see assignments.rebalanceIn).
-func (g *members) rebalanceIn(from, to int64) (time.Duration, bool) { return g.asg.rebalanceIn(from, to) }
+func (g *members) rebalanceIn(from, to int64) (time.Duration, bool) {
+	return g.asg.rebalanceIn(from, to)
+}
 
 // errorCounts sums the members' client errors.
 func (g *members) errorCounts() map[string]int64 {

@@ -83,8 +83,11 @@ func (fl *faulter) proxyFault(ctx context.Context, out *faultOutcome, before []c
 }
 
 // waitProducing waits until the producer has a record acknowledged after
-// out.at on a partition victim leads (over a new connection), for at most
-// Config.RoundTimeout; a timeout is a problem of the round.
+// out.at on a partition victim leads (over a new connection), or, when
+// it sends nothing more there (franz-go's sticky partitioner may keep to
+// other partitions for the rest of the round), until every record of the
+// round had its outcome; for at most Config.RoundTimeout, a timeout being
+// a problem of the round.
 func (fl *faulter) waitProducing(ctx context.Context, out *faultOutcome, before []cluster.PartitionState, victim int32) {
 	led := map[[2]int32]bool{}
 	for _, p := range before {
@@ -98,8 +101,8 @@ func (fl *faulter) waitProducing(ctx context.Context, out *faultOutcome, before 
 		if rs == nil {
 			return false, nil
 		}
-		_, acks := rs.snapshot()
-		return ackedAfter(acks, at, led), nil
+		sent, acks := rs.snapshot()
+		return ackedAfter(acks, at, led) || sent >= fl.cfg.Records && len(acks) >= sent, nil
 	})
 	if err != nil {
 		out.problems = append(out.problems, err.Error())

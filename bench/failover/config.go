@@ -41,10 +41,21 @@ const (
 	// FaultRolling SIGTERMs each node in turn, starting it again and
 	// waiting for every ISR to be full before the next.
 	FaultRolling Fault = "rolling"
+	// FaultClientDisconnect closes, through the proxy, every client
+	// connection to the node leading the most partitions; the node stays
+	// up.
+	FaultClientDisconnect Fault = "client-disconnect"
+	// FaultLatency adds Config.FaultLatency to the client traffic of the
+	// node leading the most partitions for Config.FaultTime.
+	FaultLatency Fault = "latency"
+	// FaultLoss loses chunks of that node's client traffic with
+	// probability Config.FaultLoss for Config.FaultTime.
+	FaultLoss Fault = "loss"
 )
 
 // Faults lists every fault, in the order the usage names them.
-var Faults = []Fault{FaultLeader, FaultController, FaultTwo, FaultAll, FaultPause, FaultRolling}
+var Faults = []Fault{FaultLeader, FaultController, FaultTwo, FaultAll, FaultPause, FaultRolling,
+	FaultClientDisconnect, FaultLatency, FaultLoss}
 
 // Acks values.
 const (
@@ -123,6 +134,15 @@ type Config struct {
 	// Pause is how long FaultPause keeps the node stopped. Default 5 s.
 	Pause time.Duration
 
+	// Latency and Loss impair all client traffic for the whole run
+	// through the proxy (see proxy.go); FaultTime, FaultLatency and
+	// FaultLoss are the latency and loss faults'. Defaults 0, 0, 5 s,
+	// 200 ms and 0.05.
+	Latency, FaultTime, FaultLatency time.Duration
+	Loss, FaultLoss                  float64
+	// Consumers is the consumer group's members. Default 1.
+	Consumers int
+
 	// PollEvery is the period of the Metadata polls that time a new
 	// leader. Default 10 ms.
 	PollEvery time.Duration
@@ -174,6 +194,10 @@ func DefaultConfig() Config {
 		Faults:        []Fault{FaultLeader},
 		FaultAfter:    0.3,
 		Pause:         5 * time.Second,
+		FaultTime:     5 * time.Second,
+		FaultLatency:  200 * time.Millisecond,
+		FaultLoss:     0.05,
+		Consumers:     1,
 		PollEvery:     10 * time.Millisecond,
 		RoundTimeout:  30 * time.Second,
 		DrainQuiet:    5 * time.Second,
@@ -191,6 +215,9 @@ func (c *Config) SeedPreset() {
 // Validate checks the fields' ranges.
 func (c Config) Validate() error {
 	if err := c.validateExternal(); err != nil {
+		return err
+	}
+	if err := c.validateProxy(); err != nil {
 		return err
 	}
 	switch {
@@ -233,7 +260,7 @@ func (c Config) Validate() error {
 			return invalidf("fault %s named twice", f)
 		}
 		if !slices.Contains(Faults, f) {
-			return invalidf("no fault %q; there are %s (partition and client-disconnect are not built yet)", f, faultList())
+			return invalidf("no fault %q; there are %s (partition is not built yet)", f, faultList())
 		}
 		if (f == FaultTwo || f == FaultRolling) && c.Nodes < 2 {
 			return invalidf("fault %s needs at least 2 nodes", f)

@@ -53,15 +53,21 @@ func consumerSettings(group string, tuned bool) []string {
 	return append(s, clientSettings(tuned)...)
 }
 
-// newConsumer joins group on seeds and consumes topics until close.
-func newConsumer(seeds, topics []string, group string, tuned bool) (*consumer, error) {
+// newConsumer joins group on seeds and consumes topics until close; it
+// reports its partitions to asg as member, when asg is set.
+func newConsumer(seeds, topics []string, group string, tuned bool, asg *assignments, member int) (*consumer, error) {
 	c := &consumer{tally: newErrorTally(), done: make(chan struct{}), rounds: map[uint32]*roundReads{}, topic: topicIndex(topics)}
+	note := func(f func(int, map[string][]int32, int64), ps map[string][]int32) {
+		if asg != nil {
+			f(member, ps, time.Now().UnixNano())
+		}
+	}
 	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.Dialer(c.tally.dial),
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(),
-		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) { c.onAssigned() }),
-		kgo.OnPartitionsRevoked(func(context.Context, *kgo.Client, map[string][]int32) { c.onRevoked() }),
-		kgo.OnPartitionsLost(func(context.Context, *kgo.Client, map[string][]int32) { c.onRevoked() })}
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, ps map[string][]int32) { c.onAssigned(); note(asg.assigned, ps) }),
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, ps map[string][]int32) { c.onRevoked(); note(asg.removed, ps) }),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, ps map[string][]int32) { c.onRevoked(); note(asg.removed, ps) })}
 	if tuned {
 		opts = append(opts, tunedOpts()...)
 	}

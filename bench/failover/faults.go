@@ -37,6 +37,8 @@ type faulter struct {
 	// paused is the node under SIGSTOP, 0 when none: no Metadata poll
 	// goes to it.
 	paused int32
+	// net is the clients' proxy, nil when the run has none.
+	net *clientNet
 }
 
 // inject runs fault f and returns once the cluster is whole again (every
@@ -73,6 +75,8 @@ func (fl *faulter) inject(ctx context.Context, f Fault) (faultOutcome, error) {
 		err = fl.pause(ctx, &out, before, v)
 	case FaultRolling:
 		err = fl.rolling(ctx, &out)
+	case FaultClientDisconnect, FaultLatency, FaultLoss:
+		err = fl.proxyFault(ctx, &out, before, f)
 	default:
 		err = fmt.Errorf("no fault %q", f)
 	}

@@ -107,8 +107,9 @@ type runner struct {
 	nodes target
 	fl    *faulter
 	prod  sender
-	cons  *consumer
+	cons  *members
 	res   *Result
+	px    *proxy // between the clients and the brokers; nil when not needed
 
 	mu   sync.Mutex
 	prog Progress
@@ -166,6 +167,10 @@ func runWeir(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.Nodes = len(nodes.IDs())
 	r.cfg, r.res.Config = cfg, cfg
 	r.nodes = nodes
+	if err := r.startProxy(); err != nil {
+		return r.res, err
+	}
+	defer r.closeProxy()
 	topicCfg := map[string]*string{"min.insync.replicas": new(strconv.Itoa(cfg.MinInsync))}
 	if cfg.Unclean {
 		topicCfg["unclean.leader.election.enable"] = new("true")
@@ -177,27 +182,28 @@ func runWeir(ctx context.Context, cfg Config) (*Result, error) {
 	if err := nodes.CreateTopics(ctx, topics, int32(cfg.Partitions), int16(cfg.RF), topicCfg); err != nil {
 		return r.res, fmt.Errorf("create topics: %w", err)
 	}
-	r.fl = &faulter{cfg: cfg, nodes: nodes, topics: topics, parts: cfg.Topics * cfg.Partitions}
+	r.fl = &faulter{cfg: cfg, nodes: nodes, topics: topics, parts: cfg.Topics * cfg.Partitions, net: r.clientNet()}
 	r.res.Settings = r.settings()
+	r.res.Settings.Broker = append(r.res.Settings.Broker, proxySettings(cfg)...)
 	group := fmt.Sprintf("weir-bench-failover-%d", time.Now().UnixNano())
-	if r.cons, err = newConsumer(nodes.Seeds(), topics, group, cfg.ClientTuned); err != nil {
+	if r.cons, err = newMembers(r.clientSeeds(), topics, group, cfg.ClientTuned, cfg.Consumers, r.fl.parts); err != nil {
 		return r.res, err
 	}
 	defer r.cons.close()
-	r.res.Settings.Consumer = consumerSettings(group, cfg.ClientTuned)
+	r.res.Settings.Consumer = membersSettings(group, cfg.ClientTuned, cfg.Consumers)
 	if _, err := cluster.PollUntil(ctx, cfg.StartTimeout, 10*time.Millisecond, "consumer assigned", func(context.Context) (bool, error) {
 		return r.cons.ready(), nil
 	}); err != nil {
 		return r.res, err
 	}
 	if cfg.Client == ClientLibrdkafka {
-		rp, err := newRdkafkaProducer(cfg, nodes.Seeds())
+		rp, err := newRdkafkaProducer(cfg, r.clientSeeds())
 		if err != nil {
 			return r.res, err
 		}
 		r.prod = rp
 		r.res.Settings.Producer = rdkafkaSettings(cfg, rp.version)
-	} else if r.prod, err = newProducer(cfg, nodes.Seeds()); err != nil {
+	} else if r.prod, err = newProducer(cfg, r.clientSeeds()); err != nil {
 		return r.res, err
 	}
 	defer r.prod.close(cfg.RoundTimeout)
@@ -265,8 +271,8 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	rs := &roundSends{}
 	r.rs = rs
 	r.mu.Unlock()
-	pBefore, cBefore := r.prod.errorCounts(), r.cons.tally.snapshot()
-	commitsBefore := r.cons.commitFailures.Load()
+	pBefore, cBefore := r.prod.errorCounts(), r.cons.errorCounts()
+	commitsBefore := r.cons.commitFailures()
 	start := time.Now()
 	sendTime := time.Duration(float64(cfg.Records) / float64(cfg.Rate) * float64(time.Second))
 	faultAt := start.Add(time.Duration(cfg.FaultAfter * float64(sendTime)))
@@ -334,10 +340,10 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 		rd.RebalanceMs = millis(d)
 	}
 	rd.ClientErrors = diffCounts(r.prod.errorCounts(), pBefore)
-	for k, v := range diffCounts(r.cons.tally.snapshot(), cBefore) {
+	for k, v := range diffCounts(r.cons.errorCounts(), cBefore) {
 		rd.ClientErrors[k] += v
 	}
-	rd.CommitFailures = r.cons.commitFailures.Load() - commitsBefore
+	rd.CommitFailures = r.cons.commitFailures() - commitsBefore
 	sc.acks = append(sc.acks, acks...)
 	return rd, faultErr
 }

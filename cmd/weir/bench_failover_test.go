@@ -48,7 +48,8 @@ func TestBenchFailoverHelp(t *testing.T) {
 	}
 	for _, want := range []string{"usage: weir bench failover", "--nodes", "--topics", "--partitions int", "(default 30)", "--rf", "--min-insync",
 		"--acks", "--idempotent", "--rate", "(default 500)", "--records", "(default 2000)", "--rounds", "(default 8)", "--fault",
-		"controller", "rolling", "--unclean", "--out", "./weir-bench/", "--json", "--preset", "--sync", "--fsync", "--client-tuned", "--client-defaults", "--compare", "--client string", "librdkafka", "--python"} {
+		"controller", "rolling", "--unclean", "--out", "./weir-bench/", "--json", "--preset", "--sync", "--fsync", "--client-tuned", "--client-defaults", "--compare", "--client string", "librdkafka", "--python",
+		"client-disconnect", "--latency", "--loss", "--fault-time", "--fault-latency", "--fault-loss", "--consumers"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("usage lacks %q:\n%s", want, stderr)
 		}

@@ -37,6 +37,9 @@ type faulter struct {
 	// paused is the node under SIGSTOP, 0 when none: no Metadata poll
 	// goes to it.
 	paused int32
+	// partitions holds what the partition fault needs; nil when the run
+	// has no partition fault.
+	partitions *partitioner
 }
 
 // inject runs fault f and returns once the cluster is whole again (every
@@ -73,6 +76,9 @@ func (fl *faulter) inject(ctx context.Context, f Fault) (faultOutcome, error) {
 		err = fl.pause(ctx, &out, before, v)
 	case FaultRolling:
 		err = fl.rolling(ctx, &out)
+	case FaultPartition:
+		v, _ := mostLeader(before, fl.nodes.IDs())
+		err = fl.partition(ctx, &out, before, v)
 	default:
 		err = fmt.Errorf("no fault %q", f)
 	}
@@ -277,6 +283,9 @@ func (fl *faulter) metadata(ctx context.Context) ([]cluster.PartitionState, erro
 	var except []int32
 	if fl.paused != 0 {
 		except = append(except, fl.paused)
+	}
+	if fl.partitions != nil && fl.partitions.cut != 0 {
+		except = append(except, fl.partitions.cut)
 	}
 	via, err := fl.nodes.LiveNode(except...)
 	if err != nil {

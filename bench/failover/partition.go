@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/weirmq/weir/bench/cluster"
 	"github.com/weirmq/weir/internal/netns"
 )
@@ -105,4 +107,24 @@ func (fl *faulter) partition(ctx context.Context, out *faultOutcome, before []cl
 		return fmt.Errorf("heal node %d: %w", victim, err)
 	}
 	return nil
+}
+
+// partitionFaultOpts spreads the producer's records over the partitions
+// in turn when the run has a partition fault: franz-go's default
+// partitioner keeps unkeyed records on one partition for 64 KiB, so a
+// small round would write to one partition only, and only by chance to
+// one the cut node leads.
+func partitionFaultOpts(cfg Config) []kgo.Opt {
+	if !slices.Contains(cfg.Faults, FaultPartition) {
+		return nil
+	}
+	return []kgo.Opt{kgo.RecordPartitioner(kgo.RoundRobinPartitioner())}
+}
+
+// partitionFaultSettings states partitionFaultOpts, for the report.
+func partitionFaultSettings(cfg Config) []string {
+	if !slices.Contains(cfg.Faults, FaultPartition) {
+		return nil
+	}
+	return []string{"round-robin partitioner (the run has a partition fault: every partition written, the cut node's included)"}
 }

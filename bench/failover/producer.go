@@ -42,6 +42,7 @@ func producerSettings(cfg Config) []string {
 	}
 	s := []string{mode, "acks=" + cfg.Acks, fmt.Sprintf("idempotent=%v", cfg.Idempotent),
 		fmt.Sprintf("record delivery timeout %v", cfg.RoundTimeout)}
+	s = append(s, partitionFaultSettings(cfg)...)
 	return append(s, clientSettings(cfg.ClientTuned)...)
 }
 
@@ -61,6 +62,7 @@ func newProducer(cfg Config, seeds []string) (*producer, error) {
 	if !cfg.Idempotent {
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
+	opts = append(opts, partitionFaultOpts(cfg)...)
 	if cfg.ClientTuned {
 		opts = append(opts, tunedOpts()...)
 	}

@@ -32,21 +32,22 @@ func startCluster(ctx context.Context, cfg Config, log *slog.Logger, name string
 	if err != nil {
 		return nil, fmt.Errorf("cluster directory: %w", err)
 	}
-	addrs, err := freeLoopbackAddrs(2 * cfg.Nodes)
+	addrs, err := nodeAddrs(cfg)
 	if err != nil {
 		return nil, err
 	}
 	var gossip, voters []string
 	for i := range cfg.Nodes {
-		gossip = append(gossip, addrs[2*i+1])
+		gossip = append(gossip, addrs[i].gossip)
 		voters = append(voters, fmt.Sprint(i+1))
 	}
 	c := &weirCluster{cfg: cfg, log: log, dir: dir}
 	for i := range cfg.Nodes {
 		n := &node{
 			id:     int32(i + 1),
-			kafka:  addrs[2*i],
+			kafka:  addrs[i].kafka,
 			gossip: gossip[i],
+			wrap:   addrs[i].wrap,
 			data:   filepath.Join(dir, fmt.Sprintf("node-%d", i+1)),
 			logPth: filepath.Join(dir, fmt.Sprintf("node-%d.log", i+1)),
 			path:   cfg.WeirPath,
@@ -55,7 +56,8 @@ func startCluster(ctx context.Context, cfg Config, log *slog.Logger, name string
 		n.args = append([]string{"serve",
 			"--node-id", fmt.Sprint(n.id), "--data", n.data, "--listen", n.kafka,
 			"--gossip-addr", n.gossip, "--join", strings.Join(gossip, ","), "--voters", strings.Join(voters, ","),
-			"--gossip-profile", cfg.GossipProfile, "--log-level", "info"}, cfg.WeirArgs...)
+			"--gossip-profile", cfg.GossipProfile, "--log-level", "info"}, addrs[i].extra...)
+		n.args = append(n.args, cfg.WeirArgs...)
 		c.nodes = append(c.nodes, n)
 		cl, err := kgo.NewClient(kgo.SeedBrokers(n.kafka))
 		if err != nil {

@@ -58,6 +58,8 @@ type Config struct {
 	Nodes int
 	// GossipProfile is `weir serve --gossip-profile`. Default "fast".
 	GossipProfile string
+	// place is NodesConfig.Place.
+	place func(id int32) Placement
 
 	// Partitions of the failover topic (RF=3, min.insync.replicas=2).
 	// Default 30.

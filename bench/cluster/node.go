@@ -30,6 +30,9 @@ type node struct {
 	path   string // weir binary
 	args   []string
 	env    []string
+	// wrap, when set, turns the command line into one that runs it where
+	// the node is placed (Placement.Wrap).
+	wrap func(path string, args []string) (string, []string)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -59,7 +62,11 @@ func (n *node) start(ctx context.Context, timeout time.Duration) error {
 	}
 	n.starts++
 	fmt.Fprintf(logf, "=== bench: start %d of node %d at %s\n", n.starts, n.id, time.Now().UTC().Format(time.RFC3339Nano))
-	cmd := exec.Command(n.path, n.args...)
+	path, args := n.path, n.args
+	if n.wrap != nil {
+		path, args = n.wrap(path, args)
+	}
+	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), n.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	pr, pw, err := os.Pipe()

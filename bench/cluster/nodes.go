@@ -35,7 +35,29 @@ type NodesConfig struct {
 	Name string
 	// Logger receives progress lines; nil discards them.
 	Logger *slog.Logger
+	// Place, when set, places each node elsewhere than on loopback (in a
+	// network namespace of its own, for bench/failover's partition
+	// fault); nil keeps every node on 127.0.0.1 with free ports.
+	Place func(id int32) Placement
 }
+
+// Placement is where a node runs when not on loopback.
+type Placement struct {
+	// Host is the IP address the node listens on, reachable from this
+	// process: the Kafka listener on PlacedKafkaPort, gossip on
+	// PlacedGossipPort and the actor remote on PlacedRemotePort.
+	Host string
+	// Wrap returns the command line that runs path with args there (ip
+	// netns exec, for instance); nil runs it as it is.
+	Wrap func(path string, args []string) (string, []string)
+}
+
+// The ports of a placed node, fixed since its address is its own.
+const (
+	PlacedKafkaPort  = 9092
+	PlacedGossipPort = 7946
+	PlacedRemotePort = 7947
+)
 
 // Nodes is a running cluster started by StartNodes. Its methods are safe
 // for one caller at a time.
@@ -66,7 +88,7 @@ func StartNodes(ctx context.Context, cfg NodesConfig) (*Nodes, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cc := Config{WeirPath: cfg.WeirPath, WeirArgs: cfg.WeirArgs, WeirEnv: cfg.WeirEnv, TempDir: cfg.TempDir,
-		Keep: cfg.Keep, Nodes: cfg.Nodes, GossipProfile: cfg.GossipProfile, StartTimeout: cfg.StartTimeout}
+		Keep: cfg.Keep, Nodes: cfg.Nodes, GossipProfile: cfg.GossipProfile, StartTimeout: cfg.StartTimeout, place: cfg.Place}
 	name := cfg.Name
 	if name == "" {
 		name = "nodes"

@@ -51,11 +51,15 @@ const (
 	// FaultLoss loses chunks of that node's client traffic with
 	// probability Config.FaultLoss for Config.FaultTime.
 	FaultLoss Fault = "loss"
+	// FaultPartition cuts the node leading the most partitions off from
+	// the other nodes, not from the clients, for Config.PartitionTime,
+	// then heals the cut (network namespaces and nftables; needs root).
+	FaultPartition Fault = "partition"
 )
 
 // Faults lists every fault, in the order the usage names them.
 var Faults = []Fault{FaultLeader, FaultController, FaultTwo, FaultAll, FaultPause, FaultRolling,
-	FaultClientDisconnect, FaultLatency, FaultLoss}
+	FaultPartition, FaultClientDisconnect, FaultLatency, FaultLoss}
 
 // Acks values.
 const (
@@ -133,6 +137,9 @@ type Config struct {
 	FaultAfter float64
 	// Pause is how long FaultPause keeps the node stopped. Default 5 s.
 	Pause time.Duration
+	// PartitionTime is how long FaultPartition keeps the node cut off.
+	// Default 5 s.
+	PartitionTime time.Duration
 
 	// Latency and Loss impair all client traffic for the whole run
 	// through the proxy (see proxy.go); FaultTime, FaultLatency and
@@ -198,6 +205,7 @@ func DefaultConfig() Config {
 		FaultLatency:  200 * time.Millisecond,
 		FaultLoss:     0.05,
 		Consumers:     1,
+		PartitionTime: 5 * time.Second,
 		PollEvery:     10 * time.Millisecond,
 		RoundTimeout:  30 * time.Second,
 		DrainQuiet:    5 * time.Second,
@@ -251,6 +259,8 @@ func (c Config) Validate() error {
 		return invalidf("no fault")
 	case c.FaultAfter < 0 || c.FaultAfter >= 1:
 		return invalidf("fault after %v of a round, need 0 to below 1", c.FaultAfter)
+	case c.PartitionTime <= 0:
+		return invalidf("partition time %v, need more than 0", c.PartitionTime)
 	case c.Pause <= 0 || c.PollEvery <= 0 || c.RoundTimeout <= 0 || c.DrainQuiet <= 0 || c.StartTimeout <= 0:
 		return invalidf("pause %v, poll every %v, round timeout %v, drain quiet %v, start timeout %v: each needs more than 0",
 			c.Pause, c.PollEvery, c.RoundTimeout, c.DrainQuiet, c.StartTimeout)
@@ -260,9 +270,12 @@ func (c Config) Validate() error {
 			return invalidf("fault %s named twice", f)
 		}
 		if !slices.Contains(Faults, f) {
-			return invalidf("no fault %q; there are %s (partition is not built yet)", f, faultList())
+			return invalidf("no fault %q; there are %s", f, faultList())
 		}
-		if (f == FaultTwo || f == FaultRolling) && c.Nodes < 2 {
+		if f == FaultPartition && c.External != nil {
+			return invalidf("the partition fault runs on a cluster this tool starts (each node in a network namespace), not on an external one (--brokers)")
+		}
+		if (f == FaultTwo || f == FaultRolling || f == FaultPartition) && c.Nodes < 2 {
 			return invalidf("fault %s needs at least 2 nodes", f)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"net"
 	"reflect"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -44,6 +46,8 @@ type errorTally struct {
 	// produceUnanswered is set for an acks=0 producer's tally: its
 	// Produce requests get no response.
 	produceUnanswered bool
+	// iso, when set, counts the partition fault's isolated acks.
+	iso atomic.Pointer[isolatedAcks]
 
 	mu     sync.Mutex
 	counts map[string]int64
@@ -76,7 +80,7 @@ func (t *errorTally) dial(ctx context.Context, network, host string) (net.Conn, 
 	if err != nil {
 		return nil, err
 	}
-	return &tapConn{Conn: c, tally: t, inflight: map[int32]request{}}, nil
+	return &tapConn{Conn: c, tally: t, addr: host, inflight: map[int32]request{}, produces: map[int32]produceSent{}}, nil
 }
 
 // request is what a response is decoded with.
@@ -86,19 +90,27 @@ type request struct{ key, version int16 }
 type tapConn struct {
 	net.Conn
 	tally *errorTally
+	addr  string // the address dialed
 
 	mu       sync.Mutex
 	inflight map[int32]request // by correlation id
 	whead    []byte            // the partial header of the request being written
 	wskip    int               // bytes of the current request still to pass
 	rbuf     []byte            // response bytes not yet decoded
+	// For isolatedAcks: when the current request's first byte was
+	// written, its whole frame while it is kept, and the records of the
+	// Produce requests kept, by correlation id.
+	wheadAt  time.Time
+	wframe   []byte
+	produces map[int32]produceSent
 }
 
 // Write notes each request's correlation id, key and version.
 func (c *tapConn) Write(p []byte) (int, error) {
+	at := time.Now()
 	n, err := c.Conn.Write(p)
 	c.mu.Lock()
-	c.noteWritten(p[:n])
+	c.noteWritten(p[:n], at)
 	c.mu.Unlock()
 	return n, err
 }
@@ -106,13 +118,19 @@ func (c *tapConn) Write(p []byte) (int, error) {
 // requestHeader is size, key, version and correlation id.
 const requestHeader = 4 + 2 + 2 + 4
 
-func (c *tapConn) noteWritten(p []byte) {
+func (c *tapConn) noteWritten(p []byte, at time.Time) {
 	for len(p) > 0 {
 		if c.wskip > 0 {
 			k := min(c.wskip, len(p))
 			c.wskip -= k
+			if c.wframe != nil {
+				c.keepFrame(p[:k])
+			}
 			p = p[k:]
 			continue
+		}
+		if len(c.whead) == 0 {
+			c.wheadAt = at
 		}
 		k := min(requestHeader-len(c.whead), len(p))
 		c.whead = append(c.whead, p[:k]...)
@@ -127,8 +145,14 @@ func (c *tapConn) noteWritten(p []byte) {
 		if key != kmsg.Produce.Int16() || !c.tally.produceUnanswered {
 			c.inflight[corr] = request{key, ver}
 		}
+		if iso := c.tally.iso.Load(); key == kmsg.Produce.Int16() && !c.tally.produceUnanswered && iso != nil && iso.watches(c.addr, c.wheadAt) {
+			c.wframe = append([]byte(nil), h...)
+		}
 		c.whead = c.whead[:0]
 		c.wskip = size + 4 - requestHeader
+		if c.wframe != nil && c.wskip <= 0 {
+			c.keepFrame(nil)
+		}
 	}
 }
 
@@ -154,7 +178,7 @@ func (c *tapConn) decodeResponses() {
 		corr := int32(binary.BigEndian.Uint32(frame))
 		if req, ok := c.inflight[corr]; ok {
 			delete(c.inflight, corr)
-			c.countErrors(req, frame[4:])
+			c.countErrors(corr, req, frame[4:])
 		}
 		c.rbuf = c.rbuf[4+size:]
 	}
@@ -164,7 +188,7 @@ func (c *tapConn) decodeResponses() {
 }
 
 // countErrors decodes one response body and counts its error codes.
-func (c *tapConn) countErrors(req request, body []byte) {
+func (c *tapConn) countErrors(corr int32, req request, body []byte) {
 	resp := kmsg.ResponseForKey(req.key)
 	if resp == nil {
 		return
@@ -180,6 +204,12 @@ func (c *tapConn) countErrors(req request, body []byte) {
 	}
 	if err := resp.ReadFrom(body); err != nil {
 		return
+	}
+	if sent, ok := c.produces[corr]; ok {
+		delete(c.produces, corr)
+		if iso := c.tally.iso.Load(); iso != nil {
+			iso.add(ackedRecords(sent, resp.(*kmsg.ProduceResponse)))
+		}
 	}
 	walkErrorCodes(reflect.ValueOf(resp), func(code int16) { c.tally.add(errorName(code)) })
 }
@@ -239,5 +269,20 @@ func (b *kbin) skipTags() {
 			return
 		}
 		b.src = b.src[size:]
+	}
+}
+
+// keepFrame appends p to the Produce request frame kept for
+// isolatedAcks and, once it is whole, notes its records.
+func (c *tapConn) keepFrame(p []byte) {
+	c.wframe = append(c.wframe, p...)
+	if c.wskip > 0 {
+		return
+	}
+	frame := c.wframe
+	c.wframe = nil
+	corr := int32(binary.BigEndian.Uint32(frame[8:]))
+	if sent, err := parseProduceRequest(frame); err == nil {
+		c.produces[corr] = sent
 	}
 }

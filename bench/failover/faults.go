@@ -39,6 +39,9 @@ type faulter struct {
 	paused int32
 	// net is the clients' proxy, nil when the run has none.
 	net *clientNet
+	// partitions holds what the partition fault needs; nil when the run
+	// has no partition fault.
+	partitions *partitioner
 }
 
 // inject runs fault f and returns once the cluster is whole again (every
@@ -77,6 +80,9 @@ func (fl *faulter) inject(ctx context.Context, f Fault) (faultOutcome, error) {
 		err = fl.rolling(ctx, &out)
 	case FaultClientDisconnect, FaultLatency, FaultLoss:
 		err = fl.proxyFault(ctx, &out, before, f)
+	case FaultPartition:
+		v, _ := mostLeader(before, fl.nodes.IDs())
+		err = fl.partition(ctx, &out, before, v)
 	default:
 		err = fmt.Errorf("no fault %q", f)
 	}
@@ -281,6 +287,9 @@ func (fl *faulter) metadata(ctx context.Context) ([]cluster.PartitionState, erro
 	var except []int32
 	if fl.paused != 0 {
 		except = append(except, fl.paused)
+	}
+	if fl.partitions != nil && fl.partitions.cut != 0 {
+		except = append(except, fl.partitions.cut)
 	}
 	via, err := fl.nodes.LiveNode(except...)
 	if err != nil {

@@ -42,6 +42,7 @@ func producerSettings(cfg Config) []string {
 	}
 	s := []string{mode, "acks=" + cfg.Acks, fmt.Sprintf("idempotent=%v", cfg.Idempotent),
 		fmt.Sprintf("record delivery timeout %v", cfg.RoundTimeout)}
+	s = append(s, "round-robin partitioner (every partition written in turn, each victim's included)")
 	return append(s, clientSettings(cfg.ClientTuned)...)
 }
 
@@ -61,6 +62,12 @@ func newProducer(cfg Config, seeds []string) (*producer, error) {
 	if !cfg.Idempotent {
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
+	// Records go to every partition in turn: franz-go's default
+	// partitioner keeps unkeyed records on one partition for 64 KiB (about
+	// 600 records here), so a round would write to one or two partitions
+	// and a fault would hit the producer only when one of them is the
+	// victim's.
+	opts = append(opts, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	if cfg.ClientTuned {
 		opts = append(opts, tunedOpts()...)
 	}

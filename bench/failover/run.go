@@ -75,6 +75,11 @@ type Round struct {
 	Reordered   int       `json:"reordered"`
 	Moved       int       `json:"moved"`
 	Unacked     int       `json:"unacked"`
+	// AckedByIsolated counts, for the partition fault, the records the
+	// cut-off node acknowledged to the producer after the cut (see
+	// isolatedAcks); -1 for other faults and where it is not counted
+	// (the librdkafka producer, acks=0).
+	AckedByIsolated int `json:"acked_by_isolated"`
 	// ConsumerMissed counts acknowledged records the group member had not
 	// read when the round ended but a read of the log itself found.
 	ConsumerMissed     int              `json:"consumer_missed"`
@@ -115,6 +120,8 @@ type runner struct {
 	prog Progress
 	rs   *roundSends
 	rnd  uint32
+	// partitions is set when the run has a partition fault.
+	partitions *partitioner
 }
 
 // Run starts the cluster, creates the topics, and runs Config.Rounds
@@ -182,7 +189,7 @@ func runWeir(ctx context.Context, cfg Config) (*Result, error) {
 	if err := nodes.CreateTopics(ctx, topics, int32(cfg.Partitions), int16(cfg.RF), topicCfg); err != nil {
 		return r.res, fmt.Errorf("create topics: %w", err)
 	}
-	r.fl = &faulter{cfg: cfg, nodes: nodes, topics: topics, parts: cfg.Topics * cfg.Partitions, net: r.clientNet()}
+	r.fl = &faulter{cfg: cfg, nodes: nodes, topics: topics, parts: cfg.Topics * cfg.Partitions, net: r.clientNet(), partitions: r.partitions}
 	r.res.Settings = r.settings()
 	r.res.Settings.Broker = append(r.res.Settings.Broker, proxySettings(cfg)...)
 	group := fmt.Sprintf("weir-bench-failover-%d", time.Now().UnixNano())
@@ -207,6 +214,10 @@ func runWeir(ctx context.Context, cfg Config) (*Result, error) {
 		return r.res, err
 	}
 	defer r.prod.close(cfg.RoundTimeout)
+	if p, ok := r.prod.(*producer); ok && r.partitions != nil && cfg.Acks != AcksNone {
+		r.partitions.iso = &isolatedAcks{}
+		p.tally.iso.Store(r.partitions.iso)
+	}
 	stop := r.startProgress()
 	defer stop()
 	for i, f := range cfg.Faults {
@@ -240,15 +251,27 @@ func (r *runner) target(ctx context.Context) (target, error) {
 		}
 		return newExternal(ctx, *cfg.External, cfg.RoundTimeout)
 	}
-	return cluster.StartNodes(ctx, cluster.NodesConfig{WeirPath: cfg.WeirPath, WeirArgs: cfg.WeirArgs, WeirEnv: cfg.WeirEnv,
+	nc := cluster.NodesConfig{WeirPath: cfg.WeirPath, WeirArgs: cfg.WeirArgs, WeirEnv: cfg.WeirEnv,
 		TempDir: cfg.TempDir, Keep: cfg.Keep, Nodes: cfg.Nodes, GossipProfile: cfg.GossipProfile, StartTimeout: cfg.StartTimeout,
-		Name: "failover", Logger: r.log})
+		Name: "failover", Logger: r.log}
+	if slices.Contains(cfg.Faults, FaultPartition) {
+		nodes, err := startNetnsNodes(ctx, nc)
+		if err != nil {
+			return nil, err
+		}
+		r.partitions = &partitioner{net: nodes.net}
+		return nodes, nil
+	}
+	return cluster.StartNodes(ctx, nc)
 }
 
 // settings lists the broker settings of the run.
 func (r *runner) settings() Settings {
 	c := r.cfg
 	where := []string{fmt.Sprintf("%d weir serve nodes on loopback, every one a voter", c.Nodes), "gossip profile " + c.GossipProfile}
+	if r.partitions != nil {
+		where[0] = fmt.Sprintf("%d weir serve nodes, each in a network namespace of its own on a bridge (the clients on the bridge), every one a voter; partition cut %v", c.Nodes, c.PartitionTime)
+	}
 	if c.External != nil {
 		where = []string{fmt.Sprintf("an external cluster of %d brokers at %s", c.Nodes, strings.Join(c.External.Brokers, ",")),
 			fmt.Sprintf("stop %q, start %q, pause %q, resume %q", c.External.StopCmd, c.External.StartCmd, c.External.PauseCmd, c.External.ResumeCmd)}
@@ -306,6 +329,10 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	r.setProgress(func(p *Progress) { p.Phase = "waiting for acks" })
 	if err := rs.waitOutcomes(ctx, cfg.RoundTimeout); err != nil {
 		rd.Problems = append(rd.Problems, err.Error())
+	}
+	rd.AckedByIsolated = -1
+	if f == FaultPartition && r.partitions != nil && r.partitions.iso != nil {
+		rd.AckedByIsolated = r.partitions.iso.acked()
 	}
 	r.setProgress(func(p *Progress) { p.Phase = "draining" })
 	r.drain(ctx, round, rs)

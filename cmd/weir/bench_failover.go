@@ -92,6 +92,7 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 	})
 	fs.DurationVar(&cfg.Pause, "pause", cfg.Pause, "how long the pause fault keeps the leader SIGSTOPped")
 	benchFailoverProxyFlags(fs, &cfg)
+	fs.DurationVar(&cfg.PartitionTime, "partition-time", cfg.PartitionTime, "how long the partition fault keeps the leader cut off from the other nodes (needs root, ip and nft)")
 	fs.BoolVar(&cfg.Unclean, "unclean", cfg.Unclean, "set unclean.leader.election.enable=true on the topics")
 	fs.BoolVar(&cfg.Fsync, "fsync", cfg.Fsync, "set flush.messages=1 on the topics (weir's group-commit fsync policy)")
 	fs.BoolVar(&cfg.ClientTuned, "client-tuned", cfg.ClientTuned, "lower the clients' metadata ages and retry backoff")

@@ -21,7 +21,8 @@ func TestBenchFailoverRejectsBadFlags(t *testing.T) {
 	}{
 		{[]string{"--acks", "2"}, "acks"},
 		{[]string{"--acks", "1", "--idempotent"}, "idempotent"},
-		{[]string{"--fault", "partition"}, "not built yet"},
+		{[]string{"--fault", "partition", "--brokers", "127.0.0.1:1", "--stop-cmd", "true", "--start-cmd", "true"}, "not on an external one"},
+		{[]string{"--fault", "partition", "--partition-time", "0s"}, "partition time"},
 		{[]string{"--fault", "leader,leader"}, "twice"},
 		{[]string{"--rf", "4"}, "replication factor"},
 		{[]string{"--min-insync", "4"}, "min.insync.replicas"},

@@ -15,8 +15,8 @@
 //     earlier runs left behind (names carry the creating process's id),
 //     and registers a cleanup that removes everything it made, whether the
 //     test passed or not.
-//  3. Starts programs inside a host with Host.Wrap (harness.Options run
-//     through `ip netns exec`) or Host.Command, or opens sockets there from
+//  3. Starts programs inside a host with harness.InNetns (harness.Options
+//     run through `ip netns exec`) or Host.Command, or opens sockets there from
 //     the test process itself with Host.Listen, Host.ListenPacket,
 //     Host.Dial or Host.Do.
 //  4. Cuts a host off from chosen peers with Host.Cut and heals it with
@@ -30,5 +30,7 @@
 // 10.231.x.0/24 not otherwise used on the machine, so several tests, or
 // several test binaries, may hold networks at once.
 //
-// The package imports testing and is meant for tests only.
+// A program that is not a test (bench/failover's partition fault) calls
+// Available, then Open, and Close when done: the package does not import
+// testing, and New and Require are thin wrappers for tests over those.
 package netns

@@ -210,7 +210,7 @@ func TestHostsReachEachOther(t *testing.T) {
 
 func wrap(t *testing.T, h *netns.Host, opts harness.Options) harness.Options {
 	t.Helper()
-	o, err := h.Wrap(opts)
+	o, err := harness.InNetns(h, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 )
 
 // MaxHosts is the most hosts a Network holds: its /24 has the bridge at
@@ -20,10 +19,10 @@ const MaxHosts = 250
 const hostLink = "eth0"
 
 // Network is a bridge in the test's namespace and hosts in namespaces of
-// their own, each linked to the bridge by a veth pair. Make one with New;
-// its cleanup removes it.
+// their own, each linked to the bridge by a veth pair. Make one with
+// Open, and remove it with Close; or, in a test, with New, whose cleanup
+// removes it.
 type Network struct {
-	tb testing.TB
 	// Tag is the unique part of every name the network uses.
 	Tag string
 	// Bridge is the bridge interface in the test's (root) namespace.
@@ -35,6 +34,11 @@ type Network struct {
 	Gateway netip.Addr
 	// Hosts are the namespaces, in order; Hosts[i] has the address .i+2.
 	Hosts []*Host
+	// Removed names the leftovers of dead runs Open removed, and
+	// LeftoverErr says why some could not be (they do not stop a new
+	// network: its names and subnet are its own).
+	Removed     []string
+	LeftoverErr error
 
 	mu     sync.Mutex
 	closed bool
@@ -60,34 +64,51 @@ type Host struct {
 // process, so two networks made at once never pick the same one.
 var subnetMu sync.Mutex
 
-// New builds a network of n hosts (1 <= n <= MaxHosts) and registers
-// the cleanup that removes it when the test ends. It calls Require
-// first, so the test skips where namespaces are unusable. It first
-// removes what earlier runs that died before their cleanup left behind.
-// Any failure fails the test.
-func New(tb testing.TB, n int) *Network {
-	tb.Helper()
-	Require(tb)
+// Open builds a network of n hosts (1 <= n <= MaxHosts), for a program
+// that is not a test (a benchmark injecting network partitions); the
+// caller must Close it. It returns an error, saying what is missing, when
+// Available reports one. It first removes what earlier runs that died
+// before their cleanup left behind (see Network.Removed). A network that
+// fails half-built is removed before Open returns.
+func Open(n int) (*Network, error) {
+	if err := Available(); err != nil {
+		return nil, fmt.Errorf("netns: network namespaces unusable: %w", err)
+	}
 	if n < 1 || n > MaxHosts {
-		tb.Fatalf("netns: %d hosts: want 1 to %d", n, MaxHosts)
+		return nil, fmt.Errorf("netns: %d hosts: want 1 to %d", n, MaxHosts)
 	}
-	if removed, err := RemoveLeftovers(); err != nil {
-		tb.Logf("netns: removing leftovers of earlier runs: %v", err)
-	} else if len(removed) > 0 {
-		tb.Logf("netns: removed leftovers of earlier runs: %s", strings.Join(removed, " "))
-	}
+	removed, lerr := RemoveLeftovers()
 	tag, err := newTag()
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
-	nw := &Network{tb: tb, Tag: tag, Bridge: bridgeName(tag)}
+	nw := &Network{Tag: tag, Bridge: bridgeName(tag), Removed: removed, LeftoverErr: lerr}
+	if err := nw.build(n); err != nil {
+		return nil, errors.Join(err, nw.Close())
+	}
+	return nw, nil
+}
+
+// New builds a network of n hosts for a test, as Open does, and registers
+// the cleanup that removes it when the test ends. It calls Require first,
+// so the test skips where namespaces are unusable. Any failure fails the
+// test.
+func New(tb TB, n int) *Network {
+	tb.Helper()
+	Require(tb)
+	nw, err := Open(n)
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
 	tb.Cleanup(func() {
 		if err := nw.Close(); err != nil {
 			tb.Errorf("%v", err)
 		}
 	})
-	if err := nw.build(n); err != nil {
-		tb.Fatal(err)
+	if nw.LeftoverErr != nil {
+		tb.Logf("netns: removing leftovers of earlier runs: %v", nw.LeftoverErr)
+	} else if len(nw.Removed) > 0 {
+		tb.Logf("netns: removed leftovers of earlier runs: %s", strings.Join(nw.Removed, " "))
 	}
 	return nw
 }
@@ -213,7 +234,7 @@ func (nw *Network) Host(i int) *Host { return nw.Hosts[i] }
 // Close removes the network: it kills any process still inside a host's
 // namespace, deletes the namespaces (and with them the veth pairs and
 // their nftables rules) and the bridge. It is idempotent; New's cleanup
-// calls it.
+// calls it. Processes started inside with Host.Command die with it.
 func (nw *Network) Close() error {
 	nw.mu.Lock()
 	defer nw.mu.Unlock()

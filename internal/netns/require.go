@@ -5,8 +5,19 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"testing"
 )
+
+// TB is the part of testing.TB that New and Require use; a *testing.T
+// is one. The package does not import testing, so programs that are not
+// tests (bench/failover) may use Open.
+type TB interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+	Cleanup(func())
+}
 
 // RequireEnv names the environment variable that turns a missing
 // capability (not root, no ip or nft) from a skip into a failure; .ci/run
@@ -34,7 +45,7 @@ func Available() error {
 
 // Require skips the test when Available reports a problem, or fails it
 // when RequireEnv is 1.
-func Require(tb testing.TB) {
+func Require(tb TB) {
 	tb.Helper()
 	err := Available()
 	if err == nil {

@@ -65,7 +65,7 @@ func startCluster(t *testing.T, n int, profile string) *cluster {
 	}
 	for i, h := range nw.Hosts {
 		nd := &node{id: int32(i + 1), host: h, kafka: h.HostPort(kafkaPort), data: t.TempDir()}
-		opts, err := h.Wrap(harness.Options{
+		opts, err := harness.InNetns(h, harness.Options{
 			Name: fmt.Sprintf("weir-node-%d", nd.id),
 			Args: []string{"serve", "--node-id", fmt.Sprint(nd.id), "--data", nd.data,
 				"--listen", nd.kafka, "--gossip-addr", h.HostPort(gossipPort), "--remote-addr", h.HostPort(remotePort),

@@ -44,6 +44,9 @@ type errorTally struct {
 	// produceUnanswered is set for an acks=0 producer's tally: its
 	// Produce requests get no response.
 	produceUnanswered bool
+	// produces, when set, notes the Produce answers without error (the
+	// producer's tally; see fencing.go).
+	produces *produceLog
 
 	mu     sync.Mutex
 	counts map[string]int64
@@ -76,7 +79,7 @@ func (t *errorTally) dial(ctx context.Context, network, host string) (net.Conn, 
 	if err != nil {
 		return nil, err
 	}
-	return &tapConn{Conn: c, tally: t, inflight: map[int32]request{}}, nil
+	return &tapConn{Conn: c, tally: t, addr: host, inflight: map[int32]request{}}, nil
 }
 
 // request is what a response is decoded with.
@@ -86,6 +89,7 @@ type request struct{ key, version int16 }
 type tapConn struct {
 	net.Conn
 	tally *errorTally
+	addr  string // as dialled
 
 	mu       sync.Mutex
 	inflight map[int32]request // by correlation id
@@ -180,6 +184,9 @@ func (c *tapConn) countErrors(req request, body []byte) {
 	}
 	if err := resp.ReadFrom(body); err != nil {
 		return
+	}
+	if pr, ok := resp.(*kmsg.ProduceResponse); ok && c.tally.produces != nil {
+		c.tally.produces.note(c.addr, pr)
 	}
 	walkErrorCodes(reflect.ValueOf(resp), func(code int16) { c.tally.add(errorName(code)) })
 }

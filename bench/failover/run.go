@@ -77,7 +77,11 @@ type Round struct {
 	Unacked     int       `json:"unacked"`
 	// ConsumerMissed counts acknowledged records the group member had not
 	// read when the round ended but a read of the log itself found.
-	ConsumerMissed     int              `json:"consumer_missed"`
+	ConsumerMissed int `json:"consumer_missed"`
+	// AckedByPaused counts, in a pause round, the Produce answers without
+	// error the paused node gave after SIGCONT for partitions it no longer
+	// led (see fencing.go); -1 in other rounds and with librdkafka.
+	AckedByPaused      int              `json:"acked_by_paused"`
 	LostSeqs           []uint32         `json:"lost_examples,omitempty"`
 	MaxProduceStallMs  float64          `json:"max_produce_stall_ms"`
 	MaxConsumerStallMs float64          `json:"max_consumer_stall_ms"`
@@ -271,6 +275,7 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	sendTime := time.Duration(float64(cfg.Records) / float64(cfg.Rate) * float64(time.Second))
 	faultAt := start.Add(time.Duration(cfg.FaultAfter * float64(sendTime)))
 
+	r.startFencing(f)
 	sendErr := make(chan error, 1)
 	go func() {
 		sendErr <- r.prod.send(ctx, round, cfg.Records, cfg.Rate, rs)
@@ -318,6 +323,7 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	}
 	c := CheckRound(sent, acks, reads)
 	rd.ConsumerMissed = group.Lost - c.Lost
+	rd.AckedByPaused = r.fencing(ctx, f, out, acks, reads)
 	rd.Sent, rd.Acked, rd.Failed, rd.Pending, rd.Consumed = c.Sent, c.Acked, c.Failed, c.Pending, c.Consumed
 	rd.Lost, rd.Duplicated, rd.Reordered, rd.Moved, rd.Unacked, rd.LostSeqs = c.Lost, c.Duplicated, c.Reordered, c.Moved, c.Unacked, c.LostSeqs
 	rd.MaxProduceStallMs = millis(c.MaxProduceStall)

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -133,16 +134,17 @@ func (r *runner) startFencing(f Fault) {
 	}
 }
 
-// fencing is the round's AckedByPaused: -1 unless f is pause, the
-// producer franz-go and the paused node known to the producer.
-func (r *runner) fencing(ctx context.Context, f Fault, out faultOutcome, acks []Ack, reads []Read) int {
+// fencing is the round's AckedByPaused: -1 unless f is pause and the
+// producer franz-go; -1 and a problem when the paused node's address is
+// not known.
+func (r *runner) fencing(ctx context.Context, f Fault, out faultOutcome, acks []Ack, reads []Read) (int, string) {
 	p, ok := r.prod.(*producer)
 	if !ok || f != FaultPause {
-		return -1
+		return -1, ""
 	}
 	oks := p.tally.produces.stop()
 	if out.resumed.IsZero() || len(out.victims) != 1 {
-		return -1
+		return -1, "acked_by_paused: the pause did not run"
 	}
 	v := out.victims[0]
 	fence := pausedFence{resumedNs: out.resumed.UnixNano(), led: map[topicPartition]bool{}, topics: topicIndex(r.fl.topics)}
@@ -150,7 +152,7 @@ func (r *runner) fencing(ctx context.Context, f Fault, out faultOutcome, acks []
 	defer cancel()
 	meta, err := kmsg.NewPtrMetadataRequest().RequestWith(mctx, p.cl)
 	if err != nil {
-		return -1
+		return -1, fmt.Sprintf("acked_by_paused: the brokers' addresses: %v", err)
 	}
 	for _, b := range meta.Brokers {
 		if b.NodeID == v {
@@ -158,12 +160,12 @@ func (r *runner) fencing(ctx context.Context, f Fault, out faultOutcome, acks []
 		}
 	}
 	if fence.addr == "" {
-		return -1
+		return -1, fmt.Sprintf("acked_by_paused: no address of node %d", v)
 	}
 	for _, ps := range out.before {
 		if ps.Leader == v {
 			fence.led[topicPartition{ps.Topic, ps.Partition}] = true
 		}
 	}
-	return ackedByPaused(fence, oks, acks, reads)
+	return ackedByPaused(fence, oks, acks, reads), ""
 }

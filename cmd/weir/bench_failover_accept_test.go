@@ -219,3 +219,36 @@ func TestBenchFailoverPauseFenced(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchFailoverUncleanLoss is seed 003's scenario four through the
+// tool (`--fault unclean`, as internal/chaos's TestUncleanElectionLoss):
+// 5 nodes (every node a metadata voter: with the leader's two followers
+// stopped the other three keep a quorum), one partition of 3 replicas,
+// unclean.leader.election.enable=true, the ISR shrinking after 2 s. Each
+// round stops both followers until the ISR is the leader alone, writes
+// records that the leader alone acknowledges, SIGKILLs the leader and
+// resumes a lagging follower, which wins the unclean election. The tool
+// must count exactly those records lost, and nothing else wrong.
+func TestBenchFailoverUncleanLoss(t *testing.T) {
+	doc, _ := runFailover(t, "--nodes", "5", "--fault", "unclean", "--unclean", "--acks", "1", "--rounds", "2",
+		"--partitions", "1", "--records", "300", "--rate", "600", "--broker-config", "replica.lag.time.max.ms=2000")
+	byFault := wantScenarios(t, doc, 2, failover.FaultUnclean)
+	if doc.Config["min_insync"] != 1.0 {
+		t.Errorf("min.insync.replicas %v, want 1 (the unclean fault sets it)", doc.Config["min_insync"])
+	}
+	for _, rd := range byFault[failover.FaultUnclean] {
+		wantValid(t, failover.FaultUnclean, rd)
+		if len(rd.Victims) != 3 {
+			t.Errorf("round %d: victims %v, want the leader and its two followers", rd.Round, rd.Victims)
+		}
+		if rd.AckedLeaderAlone <= 0 || rd.Lost != rd.AckedLeaderAlone {
+			t.Errorf("round %d: lost %d, want exactly the %d records the leader alone acknowledged (e.g. %v)",
+				rd.Round, rd.Lost, rd.AckedLeaderAlone, rd.LostSeqs)
+		}
+		if rd.Duplicated != 0 || rd.Reordered != 0 || rd.Moved != 0 {
+			t.Errorf("round %d: duplicated %d, reordered %d, moved %d, want none", rd.Round, rd.Duplicated, rd.Reordered, rd.Moved)
+		}
+		t.Logf("round %d: sent %d, acked %d, acknowledged by the leader alone %d, lost %d; unclean election after %v ms",
+			rd.Round, rd.Sent, rd.Acked, rd.AckedLeaderAlone, rd.Lost, rd.LeaderElectedMs)
+	}
+}

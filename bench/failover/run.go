@@ -228,11 +228,13 @@ func runWeir(ctx context.Context, cfg Config) (*Result, error) {
 			r.setProgress(func(p *Progress) {
 				*p = Progress{Fault: f, Scenario: i + 1, Scenarios: len(cfg.Faults), Round: k + 1, Rounds: cfg.Rounds, Records: cfg.Records, Phase: "sending"}
 			})
-			round := r.round
+			var rd Round
+			var err error
 			if f == FaultUnclean {
-				round = func(ctx context.Context, sc *Scenario, _ Fault) (Round, error) { return r.uncleanRound(ctx, sc) }
+				rd, err = r.uncleanRound(ctx, sc)
+			} else {
+				rd, err = r.round(ctx, sc, f)
 			}
-			rd, err := round(ctx, sc, f)
 			rd.Round = k + 1
 			sc.Rounds = append(sc.Rounds, rd)
 			log.Info("round", "fault", f, "round", k+1, "victims", rd.Victims, "sent", rd.Sent, "acked", rd.Acked,
@@ -314,7 +316,7 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	}
 	t.Stop()
 	rd := Round{Victims: out.victims, FaultAt: out.at, RecoveredAt: out.recovered, Problems: out.problems,
-		LeaderElectedMs: millis(out.elected), RecoveredMs: -1, AckedLeaderAlone: -1}
+		LeaderElectedMs: millis(out.elected), RecoveredMs: -1, AckedByPaused: -1, AckedLeaderAlone: -1}
 	if !out.recovered.IsZero() {
 		rd.RecoveredMs = millis(out.recovered.Sub(out.at))
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/weirmq/weir/bench/cluster"
 )
 
 // Fencing of a paused leader (docs/failover.md, "Fencing of a paused
@@ -148,19 +149,24 @@ func (r *runner) fencing(ctx context.Context, f Fault, out faultOutcome, acks []
 	}
 	v := out.victims[0]
 	fence := pausedFence{resumedNs: out.resumed.UnixNano(), led: map[topicPartition]bool{}, topics: topicIndex(r.fl.topics)}
-	mctx, cancel := context.WithTimeout(ctx, r.cfg.RoundTimeout)
-	defer cancel()
-	meta, err := kmsg.NewPtrMetadataRequest().RequestWith(mctx, p.cl)
-	if err != nil {
-		return -1, fmt.Sprintf("acked_by_paused: the brokers' addresses: %v", err)
-	}
-	for _, b := range meta.Brokers {
-		if b.NodeID == v {
-			fence.addr = brokerAddr(b.Host, b.Port)
+	// The producer's own Metadata names the address it dialled; a node
+	// whose view lags may not list the victim yet, so ask until one does.
+	_, err := cluster.PollUntil(ctx, r.cfg.RoundTimeout, 50*time.Millisecond, fmt.Sprintf("the address of node %d", v), func(ctx context.Context) (bool, error) {
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		meta, err := kmsg.NewPtrMetadataRequest().RequestWith(rctx, p.cl)
+		if err != nil {
+			return false, err
 		}
-	}
-	if fence.addr == "" {
-		return -1, fmt.Sprintf("acked_by_paused: no address of node %d", v)
+		for _, b := range meta.Brokers {
+			if b.NodeID == v {
+				fence.addr = brokerAddr(b.Host, b.Port)
+			}
+		}
+		return fence.addr != "", nil
+	})
+	if err != nil {
+		return -1, "acked_by_paused: " + err.Error()
 	}
 	for _, ps := range out.before {
 		if ps.Leader == v {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,5 +251,24 @@ func TestBenchFailoverUncleanLoss(t *testing.T) {
 		}
 		t.Logf("round %d: sent %d, acked %d, acknowledged by the leader alone %d, lost %d; unclean election after %v ms",
 			rd.Round, rd.Sent, rd.Acked, rd.AckedLeaderAlone, rd.Lost, rd.LeaderElectedMs)
+	}
+}
+
+// TestBenchFailoverUncleanFlags: the unclean fault's needs and
+// --broker-config are checked before any node starts.
+func TestBenchFailoverUncleanFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--fault", "unclean", "--nodes", "5", "--partitions", "1"}, "needs --unclean"},
+		{[]string{"--fault", "unclean", "--unclean", "--nodes", "5"}, "one partition"},
+		{[]string{"--fault", "unclean", "--unclean", "--partitions", "1"}, "more than 4 nodes"},
+		{[]string{"--broker-config", "replica.lag.time.max.ms"}, "is not KEY=value"},
+	} {
+		code, stdout, stderr := runCmd(t, append([]string{"bench", "failover"}, c.args...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, c.want) {
+			t.Errorf("weir bench failover %v: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, stdout, stderr, c.want)
+		}
 	}
 }

@@ -55,11 +55,16 @@ const (
 	// the other nodes, not from the clients, for Config.PartitionTime,
 	// then heals the cut (network namespaces and nftables; needs root).
 	FaultPartition Fault = "partition"
+	// FaultUnclean makes the leader's followers lag (SIGSTOP) until the
+	// ISR is the leader alone, writes, SIGKILLs the leader and resumes a
+	// lagging follower, which wins an unclean election (unclean.go). It
+	// needs Unclean and one partition in all.
+	FaultUnclean Fault = "unclean"
 )
 
 // Faults lists every fault, in the order the usage names them.
 var Faults = []Fault{FaultLeader, FaultController, FaultTwo, FaultAll, FaultPause, FaultRolling,
-	FaultPartition, FaultClientDisconnect, FaultLatency, FaultLoss}
+	FaultPartition, FaultClientDisconnect, FaultLatency, FaultLoss, FaultUnclean}
 
 // Acks values.
 const (
@@ -76,6 +81,9 @@ type Config struct {
 	WeirArgs []string
 	// WeirEnv holds "KEY=value" entries added to the nodes' environment.
 	WeirEnv []string
+	// BrokerConfigs are server.properties entries every node reads
+	// (`weir serve --config`), e.g. replica.lag.time.max.ms.
+	BrokerConfigs map[string]string
 	// TempDir holds the cluster's directory; empty means os.TempDir().
 	TempDir string
 	// Keep keeps the cluster's directory (data and each node's log).
@@ -278,6 +286,11 @@ func (c Config) Validate() error {
 		if (f == FaultTwo || f == FaultRolling || f == FaultPartition) && c.Nodes < 2 {
 			return invalidf("fault %s needs at least 2 nodes", f)
 		}
+		if f == FaultUnclean {
+			if err := c.validateUnclean(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -293,8 +306,8 @@ func (c Config) validateExternal() error {
 		return invalidf("an external cluster needs --brokers")
 	case e.StopCmd == "" || e.StartCmd == "":
 		return invalidf("an external cluster needs --stop-cmd and --start-cmd")
-	case slices.Contains(c.Faults, FaultPause) && (e.PauseCmd == "" || e.ResumeCmd == ""):
-		return invalidf("the pause fault on an external cluster needs --pause-cmd and --resume-cmd")
+	case (slices.Contains(c.Faults, FaultPause) || slices.Contains(c.Faults, FaultUnclean)) && (e.PauseCmd == "" || e.ResumeCmd == ""):
+		return invalidf("the pause and unclean faults on an external cluster need --pause-cmd and --resume-cmd")
 	}
 	return nil
 }

@@ -48,6 +48,9 @@ type errorTally struct {
 	produceUnanswered bool
 	// iso, when set, counts the partition fault's isolated acks.
 	iso atomic.Pointer[isolatedAcks]
+	// produces, when set, notes the Produce answers without error (the
+	// producer's tally; see fencing.go).
+	produces *produceLog
 
 	mu     sync.Mutex
 	counts map[string]int64
@@ -210,6 +213,9 @@ func (c *tapConn) countErrors(corr int32, req request, body []byte) {
 		if iso := c.tally.iso.Load(); iso != nil {
 			iso.add(ackedRecords(sent, resp.(*kmsg.ProduceResponse)))
 		}
+	}
+	if pr, ok := resp.(*kmsg.ProduceResponse); ok && c.tally.produces != nil {
+		c.tally.produces.note(c.addr, pr)
 	}
 	walkErrorCodes(reflect.ValueOf(resp), func(code int16) { c.tally.add(errorName(code)) })
 }

@@ -26,6 +26,10 @@ type faultOutcome struct {
 	// recovered is when every ISR was full again after the fault.
 	recovered time.Time
 	problems  []string
+	// before is the partitions as the fault found them; resumed, for
+	// pause, is when SIGCONT was sent.
+	before  []cluster.PartitionState
+	resumed time.Time
 }
 
 // faulter injects faults into a cluster this package started.
@@ -53,6 +57,7 @@ func (fl *faulter) inject(ctx context.Context, f Fault) (faultOutcome, error) {
 	if err != nil {
 		return out, err
 	}
+	out.before = before
 	switch f {
 	case FaultLeader:
 		v, _ := mostLeader(before, fl.nodes.IDs())
@@ -186,6 +191,7 @@ func (fl *faulter) pause(ctx context.Context, out *faultOutcome, before []cluste
 	case <-cont.C:
 	case <-ctx.Done():
 	}
+	out.resumed = time.Now()
 	if err := fl.nodes.Signal(victim, syscall.SIGCONT); err != nil {
 		return err
 	}

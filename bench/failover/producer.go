@@ -50,6 +50,7 @@ func producerSettings(cfg Config) []string {
 func newProducer(cfg Config, seeds []string) (*producer, error) {
 	tally := newErrorTally()
 	tally.produceUnanswered = cfg.Acks == AcksNone
+	tally.produces = &produceLog{}
 	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.Dialer(tally.dial), kgo.RecordDeliveryTimeout(cfg.RoundTimeout)}
 	switch cfg.Acks {
 	case AcksAll:

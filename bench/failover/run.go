@@ -82,7 +82,15 @@ type Round struct {
 	AckedByIsolated int `json:"acked_by_isolated"`
 	// ConsumerMissed counts acknowledged records the group member had not
 	// read when the round ended but a read of the log itself found.
-	ConsumerMissed     int              `json:"consumer_missed"`
+	ConsumerMissed int `json:"consumer_missed"`
+	// AckedByPaused counts, in a pause round, the Produce answers without
+	// error the paused node gave after SIGCONT for partitions it no longer
+	// led (see fencing.go); -1 in other rounds and with librdkafka.
+	AckedByPaused int `json:"acked_by_paused"`
+	// AckedLeaderAlone counts, in an unclean round, the records
+	// acknowledged while the ISR was the leader alone, before its kill:
+	// what the unclean election loses (see unclean.go); -1 in other rounds.
+	AckedLeaderAlone   int              `json:"acked_leader_alone"`
 	LostSeqs           []uint32         `json:"lost_examples,omitempty"`
 	MaxProduceStallMs  float64          `json:"max_produce_stall_ms"`
 	MaxConsumerStallMs float64          `json:"max_consumer_stall_ms"`
@@ -122,6 +130,8 @@ type runner struct {
 	rnd  uint32
 	// partitions is set when the run has a partition fault.
 	partitions *partitioner
+	// configFile is the server.properties of Config.BrokerConfigs.
+	configFile string
 }
 
 // Run starts the cluster, creates the topics, and runs Config.Rounds
@@ -165,6 +175,7 @@ func runWeir(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	r := &runner{cfg: cfg, log: log, res: &Result{Config: cfg, Started: time.Now()}}
 	defer func() { r.res.Elapsed = time.Since(r.res.Started) }()
+	defer r.removeConfigFile()
 	nodes, err := r.target(ctx)
 	if err != nil {
 		return nil, err
@@ -178,6 +189,13 @@ func runWeir(ctx context.Context, cfg Config) (*Result, error) {
 		return r.res, err
 	}
 	defer r.closeProxy()
+	if slices.Contains(cfg.Faults, FaultUnclean) {
+		// The leader alone must acknowledge, and the followers it drops
+		// from the ISR must not become eligible leaders (KIP-966's ELR,
+		// elected cleanly): see unclean.go.
+		cfg.MinInsync = 1
+		r.cfg.MinInsync, r.res.Config.MinInsync = 1, 1
+	}
 	topicCfg := map[string]*string{"min.insync.replicas": new(strconv.Itoa(cfg.MinInsync))}
 	if cfg.Unclean {
 		topicCfg["unclean.leader.election.enable"] = new("true")
@@ -227,7 +245,13 @@ func runWeir(ctx context.Context, cfg Config) (*Result, error) {
 			r.setProgress(func(p *Progress) {
 				*p = Progress{Fault: f, Scenario: i + 1, Scenarios: len(cfg.Faults), Round: k + 1, Rounds: cfg.Rounds, Records: cfg.Records, Phase: "sending"}
 			})
-			rd, err := r.round(ctx, sc, f)
+			var rd Round
+			var err error
+			if f == FaultUnclean {
+				rd, err = r.uncleanRound(ctx, sc)
+			} else {
+				rd, err = r.round(ctx, sc, f)
+			}
 			rd.Round = k + 1
 			sc.Rounds = append(sc.Rounds, rd)
 			log.Info("round", "fault", f, "round", k+1, "victims", rd.Victims, "sent", rd.Sent, "acked", rd.Acked,
@@ -251,7 +275,11 @@ func (r *runner) target(ctx context.Context) (target, error) {
 		}
 		return newExternal(ctx, *cfg.External, cfg.RoundTimeout)
 	}
-	nc := cluster.NodesConfig{WeirPath: cfg.WeirPath, WeirArgs: cfg.WeirArgs, WeirEnv: cfg.WeirEnv,
+	args, err := r.brokerConfigArgs()
+	if err != nil {
+		return nil, err
+	}
+	nc := cluster.NodesConfig{WeirPath: cfg.WeirPath, WeirArgs: args, WeirEnv: cfg.WeirEnv,
 		TempDir: cfg.TempDir, Keep: cfg.Keep, Nodes: cfg.Nodes, GossipProfile: cfg.GossipProfile, StartTimeout: cfg.StartTimeout,
 		Name: "failover", Logger: r.log}
 	if slices.Contains(cfg.Faults, FaultPartition) {
@@ -278,10 +306,10 @@ func (r *runner) settings() Settings {
 	}
 	return Settings{
 		Producer: producerSettings(c),
-		Broker: append(where,
+		Broker: append(append(where,
 			fmt.Sprintf("%d topic(s) x %d partitions, replication factor %d, min.insync.replicas=%d, unclean.leader.election.enable=%v, flush.messages=%s",
-				c.Topics, c.Partitions, c.RF, c.MinInsync, c.Unclean, map[bool]string{true: "1 (fsync policy)", false: "default (no fsync)"}[c.Fsync]),
-			"every other setting the brokers' defaults"),
+				c.Topics, c.Partitions, c.RF, c.MinInsync, c.Unclean, map[bool]string{true: "1 (fsync policy)", false: "default (no fsync)"}[c.Fsync])),
+			append(brokerConfigSettings(c), "every other setting the brokers' defaults")...),
 	}
 }
 
@@ -300,6 +328,7 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	sendTime := time.Duration(float64(cfg.Records) / float64(cfg.Rate) * float64(time.Second))
 	faultAt := start.Add(time.Duration(cfg.FaultAfter * float64(sendTime)))
 
+	r.startFencing(f)
 	sendErr := make(chan error, 1)
 	go func() {
 		sendErr <- r.prod.send(ctx, round, cfg.Records, cfg.Rate, rs)
@@ -316,7 +345,7 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	}
 	t.Stop()
 	rd := Round{Victims: out.victims, FaultAt: out.at, RecoveredAt: out.recovered, Problems: out.problems,
-		LeaderElectedMs: millis(out.elected), RecoveredMs: -1}
+		LeaderElectedMs: millis(out.elected), RecoveredMs: -1, AckedByPaused: -1, AckedLeaderAlone: -1}
 	if !out.recovered.IsZero() {
 		rd.RecoveredMs = millis(out.recovered.Sub(out.at))
 	}
@@ -353,6 +382,10 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	}
 	c := CheckRound(sent, acks, reads)
 	rd.ConsumerMissed = group.Lost - c.Lost
+	var fenceProblem string
+	if rd.AckedByPaused, fenceProblem = r.fencing(ctx, f, out, acks, reads); fenceProblem != "" {
+		rd.Problems = append(rd.Problems, fenceProblem)
+	}
 	rd.Sent, rd.Acked, rd.Failed, rd.Pending, rd.Consumed = c.Sent, c.Acked, c.Failed, c.Pending, c.Consumed
 	rd.Lost, rd.Duplicated, rd.Reordered, rd.Moved, rd.Unacked, rd.LostSeqs = c.Lost, c.Duplicated, c.Reordered, c.Moved, c.Unacked, c.LostSeqs
 	rd.MaxProduceStallMs = millis(c.MaxProduceStall)

@@ -63,7 +63,7 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 	cfg := failover.DefaultConfig()
 	out := "./" + benchFailoverOut + "/"
 	var asJSON bool
-	var weirEnv stringList
+	var weirEnv, brokerConfigs stringList
 	fs := cli.NewFlagSet("bench failover", "[flags]", stderr)
 	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "weir serve nodes to start, every one a voter")
 	fs.IntVar(&cfg.Topics, "topics", cfg.Topics, "topics to produce to")
@@ -119,10 +119,21 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the cluster's directory (data and each node's log) and log each round to stderr")
 	fs.StringVar(&cfg.WeirPath, "weir", "", "weir `binary` to run as 'weir serve' (default this program)")
 	fs.Var(&weirEnv, "weir-env", "`KEY=value` added to weir serve's environment (repeatable)")
+	fs.Var(&brokerConfigs, "broker-config", "`KEY=value` server.properties entry of every node, e.g. replica.lag.time.max.ms=2000 (repeatable)")
 	if err := fs.ParseNoArgs(args); err != nil {
 		return cfg, "", false, err
 	}
 	cfg.WeirEnv = weirEnv
+	for _, kv := range brokerConfigs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return cfg, "", false, fs.UsageError(fmt.Errorf("--broker-config %q: want KEY=value", kv))
+		}
+		if cfg.BrokerConfigs == nil {
+			cfg.BrokerConfigs = map[string]string{}
+		}
+		cfg.BrokerConfigs[k] = v
+	}
 	if len(ext.Brokers) > 0 || ext.StopCmd != "" || ext.StartCmd != "" || ext.PauseCmd != "" || ext.ResumeCmd != "" {
 		cfg.External = &ext
 	}

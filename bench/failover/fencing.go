@@ -85,7 +85,6 @@ type pausedFence struct {
 	topics map[string]int32
 }
 
-
 // ackedByPaused counts the produceOKs of f's node after its SIGCONT, for
 // partitions it led before the pause, whose acknowledged place does not
 // hold the record acknowledged there in reads (see the package comment

@@ -12,7 +12,7 @@ import (
 )
 
 // columns are the table's headers, one per Round field shown.
-var columns = []string{"fault", "round", "victims", "sent", "acked", "failed", "lost", "missed", "dup", "reord",
+var columns = []string{"fault", "round", "victims", "sent", "acked", "failed", "lost", "missed", "dup", "reord", "deposed_acks",
 	"leader_ms", "prod_stall_ms", "p50_ms", "p99_ms", "max_ms", "cons_stall_ms", "rebalance_ms",
 	"NOT_LEADER", "FETCH_SESSION", "COORD_LOADING", "NOT_COORD", "commit_fail"}
 
@@ -20,12 +20,29 @@ var columns = []string{"fault", "round", "victims", "sent", "acked", "failed", "
 func (rd Round) row(f Fault) []string {
 	cells := []string{string(f), fmt.Sprint(rd.Round), victimsText(rd.Victims), fmt.Sprint(rd.Sent), fmt.Sprint(rd.Acked),
 		fmt.Sprint(rd.Failed), fmt.Sprint(rd.Lost), fmt.Sprint(rd.ConsumerMissed), fmt.Sprint(rd.Duplicated), fmt.Sprint(rd.Reordered),
-		msText(rd.LeaderElectedMs), msText(rd.MaxProduceStallMs), msText(rd.P50SendMs), msText(rd.P99SendMs), msText(rd.MaxSendMs),
+		countText(rd.deposedAcks()), msText(rd.LeaderElectedMs), msText(rd.MaxProduceStallMs), msText(rd.P50SendMs), msText(rd.P99SendMs), msText(rd.MaxSendMs),
 		msText(rd.MaxConsumerStallMs), msText(rd.RebalanceMs)}
 	for _, e := range NamedErrors {
 		cells = append(cells, fmt.Sprint(rd.ClientErrors[e]))
 	}
 	return append(cells, fmt.Sprint(rd.CommitFailures))
+}
+
+// deposedAcks is the acknowledgements of a leader the others had moved
+// on from: acked_by_isolated in a partition round, acked_by_paused in a
+// pause round, -1 elsewhere (not measured).
+func (rd Round) deposedAcks() int {
+	if rd.AckedByIsolated >= 0 {
+		return rd.AckedByIsolated
+	}
+	return rd.AckedByPaused
+}
+
+func countText(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
 }
 
 func victimsText(v []int32) string {

@@ -57,10 +57,6 @@ type Node struct {
 	server  *wire.Server
 	handler *wire.BrokerHandler
 	ln      net.Listener
-	// lnAddr is the Kafka listener's address: bound (ln) or, with a port
-	// given, to be bound once the node serves.
-	lnAddr   net.Addr
-	lnListen string
 	// files divides the open-file limit (files.go).
 	files filePlan
 
@@ -135,31 +131,17 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 	}()
 
 	n.ln = cfg.Listener
-	if n.ln != nil {
-		n.lnAddr = n.ln.Addr()
-	} else {
+	if n.ln == nil {
 		addr, err := cfg.listenAddr()
 		if err != nil {
 			return nil, err
 		}
-		if n.lnAddr, err = resolveListen(addr); err != nil {
-			return nil, err
-		}
-		n.lnListen = addr
-		if n.lnAddr == nil {
-			// Port 0: bound now, to learn the port it advertises.
-			if n.ln, err = net.Listen("tcp", addr); err != nil {
-				return nil, fmt.Errorf("cluster: listen: %w", err)
-			}
-			n.lnAddr = n.ln.Addr()
+		if n.ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("cluster: listen: %w", err)
 		}
 	}
-	undo = append(undo, func() {
-		if n.ln != nil {
-			_ = n.ln.Close()
-		}
-	})
-	if n.advertisedHost, n.advertisedPort, err = cfg.advertisedAddr(n.lnAddr); err != nil {
+	undo = append(undo, func() { _ = n.ln.Close() })
+	if n.advertisedHost, n.advertisedPort, err = cfg.advertisedAddr(n.ln.Addr()); err != nil {
 		return nil, err
 	}
 
@@ -248,16 +230,6 @@ func StartNode(system *actor.ActorSystem, cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.ln == nil {
-		// Bound only now that the node serves: until then a client's
-		// connection is refused at once (it asks another broker) rather
-		// than accepted and left unanswered through the start-up, as
-		// after a restart it would be for as long as the registration
-		// takes.
-		if n.ln, err = net.Listen("tcp", n.lnListen); err != nil {
-			return nil, fmt.Errorf("cluster: listen: %w", err)
-		}
-	}
 	go func() { _ = n.server.Serve(n.ln) }()
 	if n.clustered && n.cfg.Broker.Bool("auto.leader.rebalance.enable") {
 		n.balanceStop, n.balanceDone = make(chan struct{}), make(chan struct{})
@@ -295,7 +267,7 @@ func (n *Node) planFiles() error {
 // wireConfig maps the broker configs the socket server reads.
 func (n *Node) wireConfig() (wire.Config, error) {
 	c := wire.DefaultConfig()
-	c.ListenAddr = n.lnAddr.String()
+	c.ListenAddr = n.ln.Addr().String()
 	c.Logger = n.log
 	b := n.cfg.Broker
 	c.SocketRequestMaxBytes = int32(b.Int("socket.request.max.bytes"))
@@ -537,21 +509,4 @@ func (b *nodeBroker) PeerDown(node int32) bool               { return (*Node)(b)
 func (n *Node) PeerDown(node int32) bool {
 	w := n.watches.Load()
 	return w != nil && w.Down(node)
-}
-
-// resolveListen resolves a listener address with a port given, which the
-// node binds once it serves; nil for port 0, which must be bound at once
-// to be known.
-func resolveListen(addr string) (net.Addr, error) {
-	a, err := net.ResolveTCPAddr("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: listen %s: %w", addr, err)
-	}
-	if a.Port == 0 {
-		return nil, nil
-	}
-	if a.IP == nil {
-		a.IP = net.IPv6unspecified // ":port" binds every address
-	}
-	return a, nil
 }

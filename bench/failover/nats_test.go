@@ -46,7 +46,9 @@ func natsTestConfig(t *testing.T, faults ...Fault) Config {
 // the server leading the stream is SIGKILLed. JetStream's R3 pub ack
 // (a quorum of 2 of 3) must not lose an acknowledged publish to one
 // SIGKILL; the rounds must acknowledge records and appear in the table
-// and the JSON. It asserts no time.
+// and the JSON, and a fault that does not apply must be skipped. It
+// asserts no time (it takes about 25 s: JetStream needs 5 to 8 s to
+// replace a killed stream leader).
 func TestNATSLeaderKills(t *testing.T) {
 	cfg := natsTestConfig(t, FaultLeader, Fault("partition"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound, not a wait
@@ -68,9 +70,11 @@ func TestNATSLeaderKills(t *testing.T) {
 		if rd.Sent != cfg.Records || rd.Acked == 0 {
 			t.Errorf("round %d: sent %d, acked %d", rd.Round, rd.Sent, rd.Acked)
 		}
-		if rd.Lost != 0 || rd.Moved != 0 {
-			t.Errorf("round %d: lost %d %v, moved %d: an acknowledged R3 publish must be read where it was acked",
-				rd.Round, rd.Lost, rd.LostSeqs, rd.Moved)
+		// A retry after a dropped connection of a publish that was stored
+		// after all is a duplicate (and "moved": acked at the retry's
+		// place, read first at the original's): counted, not faulted.
+		if rd.Lost != 0 {
+			t.Errorf("round %d: lost %d %v: an acknowledged R3 publish must be in the stream", rd.Round, rd.Lost, rd.LostSeqs)
 		}
 		if len(rd.Victims) != 1 {
 			t.Errorf("round %d: victims %v, want one server", rd.Round, rd.Victims)

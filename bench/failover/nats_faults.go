@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -276,10 +277,10 @@ func (fl *natsFaulter) killRestart(ctx context.Context, out *faultOutcome, victi
 	if together {
 		errc := make(chan error, 1)
 		go func() { errc <- fl.startAll(victims) }()
-		out.elected = fl.waitElected(ctx, out, victims, out.at)
+		out.elected = fl.waitElected(ctx, out, victims, out.at, nil)
 		return <-errc
 	}
-	out.elected = fl.waitElected(ctx, out, victims, out.at)
+	out.elected = fl.waitElected(ctx, out, victims, out.at, nil)
 	if controller {
 		at, err := cluster.PollUntil(ctx, fl.cfg.RoundTimeout, fl.cfg.PollEvery, "a new NATS meta leader", func(ctx context.Context) (bool, error) {
 			return fl.metaLeader(ctx, victims[0]) >= 0, nil
@@ -312,12 +313,27 @@ func (fl *natsFaulter) startAll(ids []int) error {
 }
 
 // waitElected polls the streams' infos until every stream is led anew
-// (natsLedAnew) and returns the time since out.at, -1 on timeout.
-func (fl *natsFaulter) waitElected(ctx context.Context, out *faultOutcome, victims []int, at time.Time) time.Duration {
+// (natsLedAnew) and returns the time since at, -1 on timeout. It gives
+// up early (-1, with a problem) once kept reports true: every stream led
+// by a server that is up, one of them a victim that kept its leadership
+// (a paused leader resumed before an election).
+func (fl *natsFaulter) waitElected(ctx context.Context, out *faultOutcome, victims []int, at time.Time, kept func() bool) time.Duration {
+	var gaveUp bool
 	done, err := cluster.PollUntil(ctx, fl.cfg.RoundTimeout, fl.cfg.PollEvery, "every NATS stream led anew", func(ctx context.Context) (bool, error) {
 		leads, err := fl.leads(ctx)
-		return err == nil && natsLedAnew(leads, victims, at, fl.up), nil
+		if err != nil {
+			return false, nil
+		}
+		if natsLedAnew(leads, victims, at, fl.up) {
+			return true, nil
+		}
+		gaveUp = kept != nil && kept() && natsLedAnew(leads, nil, time.Time{}, fl.up)
+		return gaveUp, nil
 	})
+	if gaveUp {
+		out.problems = append(out.problems, "no new leader: the paused server resumed still leading")
+		return -1
+	}
 	if err != nil {
 		out.problems = append(out.problems, err.Error())
 		return -1
@@ -335,8 +351,15 @@ func (fl *natsFaulter) pause(ctx context.Context, out *faultOutcome, victim int)
 	fl.mu.Lock()
 	fl.paused = victim
 	fl.mu.Unlock()
+	// Once resumed for a second (time to learn of a newer term) and still
+	// leading, the paused server kept its leadership.
+	var resumedAt atomic.Int64
+	kept := func() bool {
+		at := resumedAt.Load()
+		return at != 0 && time.Since(time.Unix(0, at)) > time.Second
+	}
 	elected := make(chan time.Duration, 1)
-	go func() { elected <- fl.waitElected(ctx, out, []int{victim}, out.at) }()
+	go func() { elected <- fl.waitElected(ctx, out, []int{victim}, out.at, kept) }()
 	cont := time.NewTimer(fl.cfg.Pause)
 	defer cont.Stop()
 	select {
@@ -349,6 +372,7 @@ func (fl *natsFaulter) pause(ctx context.Context, out *faultOutcome, victim int)
 	if err := fl.servers.Signal(victim, syscall.SIGCONT); err != nil {
 		return err
 	}
+	resumedAt.Store(time.Now().UnixNano())
 	out.elected = <-elected
 	return ctx.Err()
 }
@@ -371,7 +395,7 @@ func (fl *natsFaulter) rolling(ctx context.Context, out *faultOutcome) error {
 			out.problems = append(out.problems, err.Error())
 			fl.servers.Kill(v)
 		}
-		d := fl.waitElected(ctx, out, []int{v}, at)
+		d := fl.waitElected(ctx, out, []int{v}, at, nil)
 		if d < 0 || longest < 0 {
 			longest = -1
 		} else {

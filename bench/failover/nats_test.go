@@ -97,3 +97,4 @@ func TestNATSLeaderKills(t *testing.T) {
 		}
 	}
 }
+

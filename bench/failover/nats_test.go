@@ -97,4 +97,3 @@ func TestNATSLeaderKills(t *testing.T) {
 		}
 	}
 }
-

@@ -165,26 +165,60 @@ func natsReadBack(ctx context.Context, urls string, topics []string, round uint3
 	return reads, errors.Join(errs...)
 }
 
-// readStream reads topic's stream from sequence from to its last.
+// readStream reads topic's stream from sequence from to its last (as
+// the stream's info says when the read starts). An error (no responders
+// while the JetStream API is electing, a consumer gone) starts the read
+// again after the last sequence read, until ctx ends.
 func readStream(ctx context.Context, js jetstream.JetStream, name string, topic int32, round uint32, from uint64) ([]Read, error) {
-	st, err := js.Stream(ctx, natsStreamName(name))
-	if err != nil {
-		return nil, fmt.Errorf("read back %s: %w", name, err)
+	var reads []Read
+	var last uint64
+	next := from
+	var lastErr error
+	for try := 0; ; try++ {
+		if try > 0 {
+			t := time.NewTimer(100 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+		if ctx.Err() != nil {
+			return reads, fmt.Errorf("read back %s: not read from %d to %d: %w (last error: %v)", name, next, last, context.Cause(ctx), lastErr)
+		}
+		if last == 0 {
+			st, err := js.Stream(ctx, natsStreamName(name))
+			if err != nil {
+				lastErr = err
+				continue
+			}
+			if last = st.CachedInfo().State.LastSeq; last < from {
+				return nil, nil
+			}
+		}
+		r, n, err := readStreamFrom(ctx, js, name, topic, round, next, last)
+		reads, next = append(reads, r...), n
+		if err == nil {
+			return reads, nil
+		}
+		lastErr = err
 	}
-	last := st.CachedInfo().State.LastSeq
-	if last < from {
-		return nil, nil
-	}
+}
+
+// readStreamFrom reads with one ordered consumer from sequence from to
+// last and returns the reads and the next sequence to read.
+func readStreamFrom(ctx context.Context, js jetstream.JetStream, name string, topic int32, round uint32, from, last uint64) ([]Read, uint64, error) {
 	oc, err := js.OrderedConsumer(ctx, natsStreamName(name), jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
 	if err != nil {
-		return nil, fmt.Errorf("read back %s: %w", name, err)
+		return nil, from, err
 	}
 	var reads []Read
-	for {
+	next := from
+	for next <= last {
 		batch, err := oc.Fetch(500, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
-			return reads, fmt.Errorf("read back %s: %w", name, err)
+			return reads, next, err
 		}
 		for m := range batch.Messages() {
 			md, err := m.Metadata()
@@ -196,15 +230,14 @@ func readStream(ctx context.Context, js jetstream.JetStream, name string, topic 
 					reads = append(reads, Read{Seq: seq, Topic: topic, Partition: p, Offset: int64(md.Sequence.Stream)})
 				}
 			}
-			if md.Sequence.Stream >= last {
-				return reads, nil
-			}
+			next = max(next, md.Sequence.Stream+1)
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return reads, fmt.Errorf("read back %s: %w", name, err)
+			return reads, next, err
 		}
 		if ctx.Err() != nil {
-			return reads, fmt.Errorf("read back %s: not read to sequence %d: %w", name, last, context.Cause(ctx))
+			return reads, next, context.Cause(ctx)
 		}
 	}
+	return reads, next, nil
 }

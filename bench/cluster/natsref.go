@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,8 +32,13 @@ type natsSpec struct {
 	Name        string
 	ClientPort  int
 	ClusterPort int
+	MonitorPort int
 	StoreDir    string
 	Routes      []string
+	// SyncAlways fsyncs every write before it is acknowledged (the
+	// server's sync_interval "always"); off, JetStream's default of an
+	// fsync every 2 minutes.
+	SyncAlways bool
 }
 
 // ServeNATSChild runs the NATS server this process was re-executed for
@@ -53,10 +59,13 @@ func ServeNATSChild(stdin io.Reader, stdout io.Writer) (handled bool, err error)
 		ServerName: spec.Name,
 		Host:       "127.0.0.1",
 		Port:       spec.ClientPort,
+		HTTPHost:   "127.0.0.1",
+		HTTPPort:   spec.MonitorPort,
 		NoLog:      true,
 		NoSigs:     true,
 		JetStream:  true,
 		StoreDir:   spec.StoreDir,
+		SyncAlways: spec.SyncAlways,
 		Cluster:    server.ClusterOpts{Name: "bench", Host: "127.0.0.1", Port: spec.ClusterPort},
 		Routes:     server.RoutesFromStr(strings.Join(spec.Routes, ",")),
 	})
@@ -69,7 +78,20 @@ func ServeNATSChild(stdin io.Reader, stdout io.Writer) (handled bool, err error)
 		return true, fmt.Errorf("nats server %s not ready", spec.Name)
 	}
 	fmt.Fprintln(stdout, "ready")
-	_, _ = io.Copy(io.Discard, stdin)
+	// SIGTERM shuts the server down as nats-server's own binary does; a
+	// closed stdin (the parent's clean close) too.
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	defer signal.Stop(term)
+	eof := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, stdin)
+		close(eof)
+	}()
+	select {
+	case <-eof:
+	case <-term:
+	}
 	s.Shutdown()
 	s.WaitForShutdown()
 	return true, nil
@@ -82,8 +104,23 @@ func ServeNATSChild(stdin io.Reader, stdout io.Writer) (handled bool, err error)
 type natsCluster struct {
 	exec  []string
 	specs []natsSpec
-	procs []*natsProc // nil while down
+	procs []*natsProc // nil while down; mu guards the entries
 	dir   string
+	mu    sync.Mutex
+}
+
+// proc is server i's process, nil while down.
+func (nc *natsCluster) proc(i int) *natsProc {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	return nc.procs[i]
+}
+
+// setProc sets server i's process.
+func (nc *natsCluster) setProc(i int, p *natsProc) {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	nc.procs[i] = p
 }
 
 // natsProc is one running NATS child.
@@ -95,29 +132,47 @@ type natsProc struct {
 
 // startNATS starts n servers and waits until each accepts clients.
 func startNATS(execArgs []string, dir string, n int, timeout time.Duration) (*natsCluster, error) {
+	nc, err := newNATSCluster(execArgs, dir, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := nc.startAll(timeout); err != nil {
+		return nil, err
+	}
+	return nc, nil
+}
+
+// newNATSCluster picks the ports of n servers, none started yet.
+func newNATSCluster(execArgs []string, dir string, n int) (*natsCluster, error) {
 	if len(execArgs) == 0 {
 		return nil, errors.New("no command to run the NATS servers (Config.NATSExec)")
 	}
-	addrs, err := freeLoopbackAddrs(2 * n)
+	addrs, err := freeLoopbackAddrs(3 * n)
 	if err != nil {
 		return nil, err
 	}
 	nc := &natsCluster{exec: execArgs, dir: dir, procs: make([]*natsProc, n)}
 	var routes []string
 	for i := range n {
-		routes = append(routes, "nats://"+addrs[2*i+1])
+		routes = append(routes, "nats://"+addrs[3*i+1])
 	}
 	for i := range n {
-		nc.specs = append(nc.specs, natsSpec{Name: fmt.Sprintf("n%d", i+1), ClientPort: portOf(addrs[2*i]),
-			ClusterPort: portOf(addrs[2*i+1]), StoreDir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), Routes: routes})
-	}
-	for i := range n {
-		if err := nc.start(i, timeout); err != nil {
-			nc.close()
-			return nil, err
-		}
+		nc.specs = append(nc.specs, natsSpec{Name: fmt.Sprintf("n%d", i+1), ClientPort: portOf(addrs[3*i]),
+			ClusterPort: portOf(addrs[3*i+1]), MonitorPort: portOf(addrs[3*i+2]), StoreDir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), Routes: routes})
 	}
 	return nc, nil
+}
+
+// startAll starts every server in turn; on an error it closes those
+// started.
+func (nc *natsCluster) startAll(timeout time.Duration) error {
+	for i := range nc.specs {
+		if err := nc.start(i, timeout); err != nil {
+			nc.close()
+			return err
+		}
+	}
+	return nil
 }
 
 func portOf(addr string) int {
@@ -174,14 +229,14 @@ func (nc *natsCluster) start(i int, timeout time.Duration) error {
 		<-p.exited
 		return fmt.Errorf("nats server %d not ready after %v", i+1, timeout)
 	}
-	nc.procs[i] = p
+	nc.setProc(i, p)
 	return nil
 }
 
 // kill SIGKILLs server i and waits until it was reaped.
 func (nc *natsCluster) kill(i int) {
-	p := nc.procs[i]
-	nc.procs[i] = nil
+	p := nc.proc(i)
+	nc.setProc(i, nil)
 	if p == nil {
 		return
 	}

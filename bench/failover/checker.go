@@ -212,22 +212,6 @@ func maxProduceStall(acks []Ack) time.Duration {
 	return time.Duration(longest)
 }
 
-// LongestGap returns the longest time within [from, to] without an event:
-// times are Unix nanoseconds in increasing order; the window's ends count
-// as events, so an empty window gives to - from.
-func LongestGap(times []int64, from, to int64) time.Duration {
-	if to <= from {
-		return 0
-	}
-	prev, longest := from, int64(0)
-	i, _ := slices.BinarySearch(times, from)
-	for ; i < len(times) && times[i] <= to; i++ {
-		longest = max(longest, times[i]-prev)
-		prev = times[i]
-	}
-	return time.Duration(max(longest, to-prev))
-}
-
 // String is the check's counts on one line.
 func (c Check) String() string {
 	return fmt.Sprintf("sent %d, acked %d, failed %d, pending %d, consumed %d: lost %d %v, duplicated %d, reordered %d, moved %d, unacked %d, foreign %d; stall %v, latency p50 %v p99 %v max %v",

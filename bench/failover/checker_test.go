@@ -95,24 +95,6 @@ func TestCheckRoundLatency(t *testing.T) {
 	}
 }
 
-func TestLongestGap(t *testing.T) {
-	times := []int64{ms(10), ms(20), ms(500), ms(510)}
-	for _, c := range []struct {
-		from, to int64
-		want     time.Duration
-	}{
-		{ms(0), ms(600), 480 * time.Millisecond},
-		{ms(15), ms(505), 480 * time.Millisecond},
-		{ms(600), ms(700), 100 * time.Millisecond},
-		{ms(30), ms(40), 10 * time.Millisecond},
-		{ms(40), ms(30), 0},
-	} {
-		if got := LongestGap(times, c.from, c.to); got != c.want {
-			t.Errorf("LongestGap(%d..%d) = %v, want %v", c.from, c.to, got, c.want)
-		}
-	}
-}
-
 // millionRecords is a round of n records over 30 partitions, every one
 // acknowledged and read, with the reads in consumption order (partitions
 // interleaved) so CheckRound has to sort them.

@@ -174,8 +174,8 @@ type Config struct {
 
 	// NATSExec, when set, runs this program again as one NATS server of
 	// the reference cluster (the program must call
-	// cluster.ServeNATSChild first): Run then measures NATS JetStream's
-	// stream-leader failover as well (--compare nats).
+	// cluster.ServeNATSChild first): Run then runs the same rounds
+	// against NATS JetStream as well (--compare nats, see runNATS).
 	NATSExec []string
 
 	// Logger receives progress lines; nil discards them.

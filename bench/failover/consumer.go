@@ -197,13 +197,6 @@ func (c *consumer) reads(round uint32) []Read {
 	return nil
 }
 
-// arrivalTimes copies the arrival times.
-func (c *consumer) arrivalTimes() []int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]int64(nil), c.arrivals...)
-}
-
 // arrivalsSince copies the arrival times from `from` on and their
 // record counts.
 func (c *consumer) arrivalsSince(from int64) ([]int64, []int32) {

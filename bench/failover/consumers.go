@@ -78,16 +78,6 @@ func (g *members) reads(round uint32) []Read {
 	return out
 }
 
-// arrivalTimes copies every member's arrival times, in order.
-func (g *members) arrivalTimes() []int64 {
-	var out []int64
-	for _, c := range g.ms {
-		out = append(out, c.arrivalTimes()...)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // arrivalsSince merges the members' arrivals from `from` on, in time
 // order, with their record counts.
 func (g *members) arrivalsSince(from int64) ([]int64, []int32) {

@@ -35,6 +35,17 @@ func (res *Result) WriteFiles(dir string) ([]string, error) {
 		pictures[sc.Fault] = name
 		paths = append(paths, p)
 	}
+	if res.NATS != nil {
+		for _, sc := range res.NATS.Scenarios {
+			name := NATSPictureFile(sc.Fault)
+			p := filepath.Join(dir, name)
+			if err := sc.WritePNG(p); err != nil {
+				return paths, err
+			}
+			pictures[natsPictureKey(sc.Fault)] = name
+			paths = append(paths, p)
+		}
+	}
 	var js, md bytes.Buffer
 	if err := res.WriteJSON(&js); err != nil {
 		return paths, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"os"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -64,7 +65,7 @@ func (sc *Scenario) WritePNG(path string) error {
 		data     plotter.XYs
 		scatter  bool
 	}{
-		{fmt.Sprintf("fault %s: send latency", sc.Fault), "ms", lat, true},
+		{strings.TrimSpace(fmt.Sprintf("%s fault %s: send latency", sc.system, sc.Fault)), "ms", lat, true},
 		{"acknowledged per second", "records/s", thr, false},
 		{"consumed", "records", cons, false},
 	}

@@ -76,76 +76,15 @@ func (res *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintln(tw, strings.Join(rd.row(sc.Fault), "\t")+"\t")
 		}
 	}
+	res.NATS.writeRows(tw)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, sc := range res.Scenarios {
 		fmt.Fprintln(w, sc.Summary().String())
 	}
-	if res.NATS != nil || res.NATSError != "" {
-		fmt.Fprintln(w, res.natsLine())
-	}
+	res.NATS.writeSummaries(w)
 	return nil
-}
-
-// natsReference is the NATS rounds in milliseconds.
-type natsReference struct {
-	Version  string         `json:"version"`
-	Method   string         `json:"method"`
-	Rounds   []natsRound    `json:"rounds"`
-	Election map[string]any `json:"election_ms"`
-	Stall    map[string]any `json:"max_publish_stall_ms"`
-	Failed   int64          `json:"failed_publishes"`
-	Error    string         `json:"error,omitempty"`
-}
-
-type natsRound struct {
-	Round      int      `json:"round"`
-	ElectionMs float64  `json:"election_ms"`
-	StallMs    float64  `json:"max_publish_stall_ms"`
-	Stuck      bool     `json:"stuck"`
-	Problems   []string `json:"problems,omitempty"`
-}
-
-// natsMethod says how the NATS reference was measured.
-const natsMethod = "NATS JetStream R3 file stream on 3 in-process nats-server processes (bench/cluster); the stream leader's server SIGKILLed and restarted each round; one synchronous publish every 10 ms through a survivor; election from the kill until the stream info names a live leader; stall the longest gap between publish acknowledgements; no loss check"
-
-func (res *Result) natsReport() natsReference {
-	n := natsReference{Method: natsMethod, Error: res.NATSError}
-	if res.NATS == nil {
-		return n
-	}
-	n.Version, n.Failed = res.NATS.Version, res.NATS.Failed
-	var el, st []time.Duration
-	for i, r := range res.NATS.Rounds {
-		n.Rounds = append(n.Rounds, natsRound{Round: i + 1, ElectionMs: millis(r.Election), StallMs: millis(r.Stall), Stuck: r.Stuck, Problems: r.Problems})
-		if r.Election >= 0 {
-			el = append(el, r.Election)
-		}
-		st = append(st, r.Stall)
-	}
-	n.Election, n.Stall = distJSON(dist.Of(el)), distJSON(dist.Of(st))
-	return n
-}
-
-// natsLine is the NATS reference on one line.
-func (res *Result) natsLine() string {
-	if res.NATS == nil {
-		return "NATS reference: " + res.NATSError
-	}
-	var el, st []time.Duration
-	for _, r := range res.NATS.Rounds {
-		if r.Election >= 0 {
-			el = append(el, r.Election)
-		}
-		st = append(st, r.Stall)
-	}
-	s := fmt.Sprintf("NATS reference (%s, stream leader SIGKILLed, sync publish every 10 ms): new leader %s; publish stall %s; %d failed publishes",
-		res.NATS.Version, dist.Of(el), dist.Of(st), res.NATS.Failed)
-	if res.NATSError != "" {
-		s += "; ended early: " + res.NATSError
-	}
-	return s
 }
 
 // Summary is a scenario's totals and distributions over its rounds.
@@ -210,33 +149,35 @@ func distJSON(d dist.Summary) map[string]any {
 // WriteJSON writes the run as one JSON document: the configuration, the
 // settings, and per scenario its rounds and summary.
 func (res *Result) WriteJSON(w io.Writer) error {
-	type scenario struct {
-		Fault   Fault       `json:"fault"`
-		Rounds  []Round     `json:"rounds"`
-		Summary jsonSummary `json:"summary"`
-	}
 	doc := struct {
 		Started   time.Time      `json:"started"`
 		ElapsedS  float64        `json:"elapsed_s"`
 		Config    map[string]any `json:"config"`
 		Settings  Settings       `json:"settings"`
-		Scenarios []scenario     `json:"scenarios"`
-		NATS      *natsReference `json:"nats,omitempty"`
-	}{Started: res.Started.UTC(), ElapsedS: res.Elapsed.Seconds(), Config: res.configJSON(), Settings: res.Settings}
+		Scenarios []jsonScenario `json:"scenarios"`
+		NATS      *natsJSON      `json:"nats,omitempty"`
+	}{Started: res.Started.UTC(), ElapsedS: res.Elapsed.Seconds(), Config: res.configJSON(), Settings: res.Settings, NATS: res.NATS.json()}
 	for _, sc := range res.Scenarios {
-		s := sc.Summary()
-		doc.Scenarios = append(doc.Scenarios, scenario{Fault: sc.Fault, Rounds: sc.Rounds, Summary: jsonSummary{
-			Fault: s.Fault, Rounds: s.Rounds, Sent: s.Sent, Acked: s.Acked, Failed: s.Failed, Lost: s.Lost,
-			Duplicated: s.Duplicated, Reordered: s.Reordered, LeaderElected: distJSON(s.LeaderElected),
-			ProduceStall: distJSON(s.ProduceStall), ConsumerStall: distJSON(s.ConsumerStall), Problems: s.Problems}})
-	}
-	if res.NATS != nil || res.NATSError != "" {
-		n := res.natsReport()
-		doc.NATS = &n
+		doc.Scenarios = append(doc.Scenarios, sc.json())
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
+}
+
+// jsonScenario is one scenario in the JSON.
+type jsonScenario struct {
+	Fault   Fault       `json:"fault"`
+	Rounds  []Round     `json:"rounds"`
+	Summary jsonSummary `json:"summary"`
+}
+
+func (sc *Scenario) json() jsonScenario {
+	s := sc.Summary()
+	return jsonScenario{Fault: sc.Fault, Rounds: sc.Rounds, Summary: jsonSummary{
+		Fault: s.Fault, Rounds: s.Rounds, Sent: s.Sent, Acked: s.Acked, Failed: s.Failed, Lost: s.Lost,
+		Duplicated: s.Duplicated, Reordered: s.Reordered, LeaderElected: distJSON(s.LeaderElected),
+		ProduceStall: distJSON(s.ProduceStall), ConsumerStall: distJSON(s.ConsumerStall), Problems: s.Problems}}
 }
 
 func (res *Result) configJSON() map[string]any {
@@ -260,36 +201,35 @@ func (res *Result) WriteMarkdown(w io.Writer, pictures map[Fault]string) error {
 		fmt.Fprintf(w, "- %s: %s.\n", part.name, strings.Join(part.s, "; "))
 	}
 	for _, sc := range res.Scenarios {
-		fmt.Fprintf(w, "\n## Fault: %s\n\n", sc.Fault)
-		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(columns[1:], " | "), strings.Repeat("---|", len(columns)-1))
-		for _, rd := range sc.Rounds {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(rd.row(sc.Fault)[1:], " | "))
-		}
-		s := sc.Summary()
-		fmt.Fprintf(w, "\nTotals: sent %d, acked %d, failed %d, **lost %d**, duplicated %d, reordered %d; %d problems.\n\n",
-			s.Sent, s.Acked, s.Failed, s.Lost, s.Duplicated, s.Reordered, s.Problems)
-		fmt.Fprintf(w, "| over rounds | n | min | median | p99 | max |\n|---|---|---|---|---|---|\n")
-		fmt.Fprintf(w, "| new leader %s\n| produce stall %s\n| consumer stall %s\n", s.LeaderElected.Row(), s.ProduceStall.Row(), s.ConsumerStall.Row())
-		var probs []string
-		for _, rd := range sc.Rounds {
-			for _, p := range rd.Problems {
-				probs = append(probs, fmt.Sprintf("round %d: %s", rd.Round, p))
-			}
-		}
-		if len(probs) > 0 {
-			fmt.Fprintf(w, "\nProblems:\n\n- %s\n", strings.Join(probs, "\n- "))
-		}
-		if p, ok := pictures[sc.Fault]; ok {
-			fmt.Fprintf(w, "\n![%s](%s)\n", sc.Fault, p)
-		}
+		sc.writeMarkdown(w, "## Fault: "+string(sc.Fault), pictures[sc.Fault])
 	}
-	if res.NATS != nil || res.NATSError != "" {
-		n := res.natsReport()
-		fmt.Fprintf(w, "\n## NATS JetStream reference\n\n%s (%s).\n\n", res.natsLine(), natsMethod)
-		fmt.Fprintf(w, "| round | election_ms | max_publish_stall_ms | stuck |\n|---|---|---|---|\n")
-		for _, r := range n.Rounds {
-			fmt.Fprintf(w, "| %d | %s | %s | %v |\n", r.Round, msText(r.ElectionMs), msText(r.StallMs), r.Stuck)
-		}
-	}
+	res.NATS.writeMarkdown(w, pictures)
 	return nil
+}
+
+// writeMarkdown writes one scenario's section under heading: its table,
+// totals, distributions, problems and picture (none when "").
+func (sc *Scenario) writeMarkdown(w io.Writer, heading, picture string) {
+	fmt.Fprintf(w, "\n%s\n\n", heading)
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(columns[1:], " | "), strings.Repeat("---|", len(columns)-1))
+	for _, rd := range sc.Rounds {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(rd.row(sc.Fault)[1:], " | "))
+	}
+	s := sc.Summary()
+	fmt.Fprintf(w, "\nTotals: sent %d, acked %d, failed %d, **lost %d**, duplicated %d, reordered %d; %d problems.\n\n",
+		s.Sent, s.Acked, s.Failed, s.Lost, s.Duplicated, s.Reordered, s.Problems)
+	fmt.Fprintf(w, "| over rounds | n | min | median | p99 | max |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| new leader %s\n| produce stall %s\n| consumer stall %s\n", s.LeaderElected.Row(), s.ProduceStall.Row(), s.ConsumerStall.Row())
+	var probs []string
+	for _, rd := range sc.Rounds {
+		for _, p := range rd.Problems {
+			probs = append(probs, fmt.Sprintf("round %d: %s", rd.Round, p))
+		}
+	}
+	if len(probs) > 0 {
+		fmt.Fprintf(w, "\nProblems:\n\n- %s\n", strings.Join(probs, "\n- "))
+	}
+	if picture != "" {
+		fmt.Fprintf(w, "\n![%s](%s)\n", sc.Fault, picture)
+	}
 }

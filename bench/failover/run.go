@@ -34,9 +34,8 @@ type Result struct {
 	// Scenarios holds one entry per fault, in run order.
 	Scenarios []*Scenario
 	// NATS is the NATS JetStream reference (Config.NATSExec), nil when
-	// it did not run; NATSError says why it ended early.
-	NATS      *cluster.NATSFailoverResult
-	NATSError string
+	// it did not run.
+	NATS *NATSResult
 }
 
 // Settings states every client and broker setting used.
@@ -52,6 +51,8 @@ type Scenario struct {
 	Rounds []Round `json:"rounds"`
 	// Start is when its first round began.
 	Start time.Time `json:"start"`
+	// system names the cluster for the picture's title: "" for weir.
+	system string
 	// acks, arrivals and counts are the series of the picture.
 	acks     []Ack
 	arrivals []int64
@@ -139,10 +140,10 @@ type runner struct {
 // cluster broken (a node that would not start) ends the run with the
 // rounds measured so far.
 //
-// With Config.NATSExec set, it then runs the NATS JetStream reference of
-// bench/cluster (Result.NATS): Config.Rounds SIGKILLs of an R3 stream's
-// leader server with a synchronous publisher, after the weir cluster was
-// closed.
+// With Config.NATSExec set, it then runs the NATS JetStream reference
+// (Result.NATS, see runNATS) after the weir cluster was closed: the same
+// producer pattern, faults and checks against a 3-server JetStream
+// cluster with an R3 stream per topic.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -155,14 +156,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res = &Result{Config: cfg, Started: time.Now()}
 	}
 	if cfg.Progress != nil {
-		cfg.Progress(Progress{Phase: "NATS reference", Rounds: cfg.Rounds})
+		cfg.Progress(Progress{Phase: "starting NATS", Rounds: cfg.Rounds})
 	}
-	nats, nerr := cluster.RunNATSReference(ctx, cluster.NATSReferenceConfig{Exec: cfg.NATSExec, TempDir: cfg.TempDir, Keep: cfg.Keep,
-		Servers: cfg.Nodes, Kills: cfg.Rounds, RoundTimeout: cfg.RoundTimeout, StartTimeout: cfg.StartTimeout, Logger: cfg.Logger})
-	res.NATS = nats
+	nats, nerr := runNATS(ctx, cfg)
 	if nerr != nil {
-		res.NATSError = nerr.Error()
+		nats.Error = nerr.Error()
 	}
+	res.NATS = nats
 	res.Elapsed = time.Since(res.Started)
 	return res, err
 }

@@ -213,9 +213,8 @@ func (r *runner) uncleanRound(ctx context.Context, sc *Scenario) (Round, error) 
 	rd.Lost, rd.Duplicated, rd.Reordered, rd.Moved, rd.Unacked, rd.LostSeqs = c.Lost, c.Duplicated, c.Reordered, c.Moved, c.Unacked, c.LostSeqs
 	rd.MaxProduceStallMs = millis(c.MaxProduceStall)
 	rd.P50SendMs, rd.P99SendMs, rd.MaxSendMs = millis(c.P50), millis(c.P99), millis(c.MaxLatency)
-	if lastAck := last.rs.lastAck.Load(); lastAck != 0 {
-		rd.MaxConsumerStallMs = millis(LongestGap(r.cons.arrivalTimes(), rd.FaultAt.UnixNano(), lastAck))
-	}
+	// No consumer stall: the round's reads are the log's, read back
+	// after the phases (MaxConsumerStallMs stays -1).
 	if d, ok := r.cons.rebalanceIn(start.UnixNano(), end.UnixNano()); ok {
 		rd.RebalanceMs = millis(d)
 	}

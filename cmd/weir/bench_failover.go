@@ -77,7 +77,7 @@ func parseBenchFailoverFlags(args []string, stderr io.Writer) (failover.Config, 
 	fs.StringVar(&cfg.Python, "python", cfg.Python, "`python3` with confluent-kafka for --client librdkafka")
 	fs.BoolVar(&cfg.Sync, "sync", cfg.Sync, "send each record after the previous one's outcome, as seed 000's producer (default async with callbacks)")
 	var preset, compare string
-	fs.StringVar(&compare, "compare", "", "`nats`: also measure a 3-server NATS JetStream R3 stream's leader kills, --rounds of them, as the reference")
+	fs.StringVar(&compare, "compare", "", "`nats`: then run the same records, rate and faults against a 3-server NATS JetStream cluster (an R3 stream per topic, a subject per partition) as the reference")
 
 	fs.StringVar(&preset, "preset", "", "`seed`: seed 000's setup (4 nodes, 100 topics x 30 partitions, 50 records/s); flags given override it")
 	fs.IntVar(&cfg.Records, "records", cfg.Records, "records per round")

@@ -58,6 +58,9 @@ func (r *runner) clientNet() *clientNet {
 // advertises, which the proxy forwards to and replaces.
 func brokerAddrs(t target) (map[int32]string, error) {
 	out := map[int32]string{}
+	if n, ok := t.(*netnsNodes); ok {
+		t = n.Nodes // the nodes in their namespaces, at their hosts' addresses
+	}
 	switch t := t.(type) {
 	case *cluster.Nodes:
 		ids, seeds := t.IDs(), t.Seeds()

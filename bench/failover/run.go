@@ -149,8 +149,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res, err := runWeir(ctx, cfg)
-	if len(cfg.NATSExec) == 0 || ctx.Err() != nil {
-		return res, err
+	if len(cfg.NATSExec) == 0 || ctx.Err() != nil || (err != nil && (res == nil || len(res.Scenarios) == 0)) {
+		return res, err // no reference for a run that measured nothing
 	}
 	if res == nil {
 		res = &Result{Config: cfg, Started: time.Now()}

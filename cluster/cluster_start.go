@@ -180,3 +180,18 @@ func (n *Node) LeaseValid() bool {
 	}
 	return time.Since(n.born)-time.Duration(from) < n.cfg.Broker.Millis("broker.session.timeout.ms")
 }
+
+// LeaseUntil is when the lease lapses unless a heartbeat's answer renews
+// it (in the past once it has lapsed); zero for a single node, whose
+// lease never lapses. A consumer's long poll ends by then
+// (wire/01_fetch.go leaseBound).
+func (n *Node) LeaseUntil() time.Time {
+	if !n.clustered {
+		return time.Time{}
+	}
+	from := n.leaseFrom.Load()
+	if from == 0 {
+		return time.Unix(0, 1) // no lease yet: lapsed
+	}
+	return n.born.Add(time.Duration(from) + n.cfg.Broker.Millis("broker.session.timeout.ms"))
+}

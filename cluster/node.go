@@ -500,7 +500,10 @@ func (b *nodeBroker) ProducerID(ctx context.Context) (int64, error) {
 }
 func (b *nodeBroker) GroupCoordinators() *group.Coordinators { return b.groups.groups }
 func (b *nodeBroker) LeaseValid() bool                       { return (*Node)(b).LeaseValid() }
-func (b *nodeBroker) PeerDown(node int32) bool               { return (*Node)(b).PeerDown(node) }
+
+// LeaseUntil is Node.LeaseUntil.
+func (b *nodeBroker) LeaseUntil() time.Time    { return (*Node)(b).LeaseUntil() }
+func (b *nodeBroker) PeerDown(node int32) bool { return (*Node)(b).PeerDown(node) }
 
 // PeerDown reports whether this node's connection to node's Kafka listener
 // ended and none could be made since (peerWatches.Down): a hint that its

@@ -159,6 +159,7 @@ func (f *fetchOp) run(ctx context.Context) Response {
 		f.reads = fctx.Reads
 	}
 	f.resolve()
+	f.checkLease()
 	results := f.longPoll(ctx)
 	parts := results
 	if f.session {
@@ -292,8 +293,49 @@ func (f *fetchOp) longPoll(ctx context.Context) []fetchsession.PartitionResult {
 			!time.Now().Before(deadline) || ctx.Err() != nil {
 			return results
 		}
-		f.waitForData(ctx, results, deadline)
+		f.waitForData(ctx, results, f.leaseBound(deadline))
+		f.checkLease()
 	}
+}
+
+// leaseHolder is the Broker's lease's end, when it has one (a node of a
+// cluster; wire's tests' brokers and a single node have none).
+type leaseHolder interface {
+	// LeaseUntil is when the lease lapses unless renewed; zero: no lease
+	// to lapse.
+	LeaseUntil() time.Time
+}
+
+// checkLease fails a consumer's partitions once this node's lease has
+// lapsed (docs/DESIGN.md "Leader lease"): a paused or cut-off leader's
+// lease lapses before the controller elects another, and its reads, though
+// never past what it committed, would keep a consumer waiting on it while
+// the new leader takes writes. NOT_LEADER_OR_FOLLOWER sends the client to
+// the metadata for the new leader. A follower's fetch is still served: it
+// may complete what this node accepted before.
+func (f *fetchOp) checkLease() {
+	if f.replica || f.h.broker.LeaseValid() {
+		return
+	}
+	for i := range f.targets {
+		if t := &f.targets[i]; t.code == 0 {
+			t.code = kerr.NotLeaderForPartition.Code
+		}
+	}
+}
+
+// leaseBound ends a consumer's long poll no later than the lease's end, so
+// that a lapse fails the fetch then (checkLease), not at its max wait.
+func (f *fetchOp) leaseBound(deadline time.Time) time.Time {
+	if f.replica {
+		return deadline
+	}
+	if lh, ok := f.h.broker.(leaseHolder); ok {
+		if until := lh.LeaseUntil(); !until.IsZero() && until.Before(deadline) {
+			return until.Add(time.Millisecond)
+		}
+	}
+	return deadline
 }
 
 // maxBytes is the response's byte budget: the request's max bytes capped

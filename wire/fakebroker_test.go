@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +33,9 @@ type fakeBroker struct {
 	cfg    *config.Broker
 	node   int32
 	epoch  int64
+
+	// leaseUntil, Unix ns, ends the lease (0: it never lapses).
+	leaseUntil atomic.Int64
 
 	mu       sync.Mutex // serializes Propose and the replica map
 	img      *metadata.Image
@@ -135,7 +139,20 @@ func (b *fakeBroker) tickGroups() {
 
 func (b *fakeBroker) GroupCoordinators() *group.Coordinators { return b.groups }
 
-func (b *fakeBroker) LeaseValid() bool { return true }
+// LeaseValid holds until leaseUntil, when set (0: a lease that never
+// lapses).
+func (b *fakeBroker) LeaseValid() bool {
+	v := b.leaseUntil.Load()
+	return v == 0 || time.Now().UnixNano() < v
+}
+
+// LeaseUntil is leaseUntil, zero when unset.
+func (b *fakeBroker) LeaseUntil() time.Time {
+	if v := b.leaseUntil.Load(); v != 0 {
+		return time.Unix(0, v)
+	}
+	return time.Time{}
+}
 
 func (b *fakeBroker) PeerDown(int32) bool { return false }
 

@@ -353,3 +353,30 @@ func TestFetchAllVersions(t *testing.T) {
 		}
 	}
 }
+
+// A consumer's long poll on a node whose lease lapses ends then with
+// NOT_LEADER_OR_FOLLOWER (max wait is a minute: the answer arriving at
+// all shows the lease ended it), and so does every fetch after, until
+// the lease is renewed.
+func TestFetchEndsWhenLeaseLapses(t *testing.T) {
+	s, b := startBroker(t, nil)
+	createTopic(t, b, "ls", 1)
+	consumer := dial(t, s)
+	b.leaseUntil.Store(time.Now().Add(300 * time.Millisecond).UnixNano())
+	consumer.send(fetchReq(11, 60000, 1, 1<<20, fetchPart("ls", 0, 0, 1<<20)), 1)
+	resp := kmsg.NewPtrFetchResponse()
+	resp.Version = 11
+	consumer.expectCorr(resp, 1)
+	if p := onlyPartition(t, resp); p.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("long poll past the lease: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	resp = roundTrip[*kmsg.FetchResponse](consumer, fetchReq(11, 60000, 1, 1<<20, fetchPart("ls", 0, 0, 1<<20)))
+	if p := onlyPartition(t, resp); p.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("fetch without the lease: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	b.leaseUntil.Store(0)
+	resp = roundTrip[*kmsg.FetchResponse](consumer, fetchReq(11, 0, 1, 1<<20, fetchPart("ls", 0, 0, 1<<20)))
+	if p := onlyPartition(t, resp); p.ErrorCode != 0 {
+		t.Fatalf("fetch with the lease renewed: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+}

@@ -76,7 +76,13 @@ func (r *Replica) OnHandOverCancel(m *HandOverCancel) Output {
 // OnLeaseLapsed refuses the appends a rebalance's hand-over holds, their
 // lease checked when they came having lapsed since: run after the
 // hand-over, they could be written while another node leads. The
-// hand-over goes on.
+// hand-over goes on. It also fails the acks=all appends still waiting for
+// the in-sync replicas (NOT_LEADER_OR_FOLLOWER): a leader without its
+// lease is cut off or was paused, another node may lead by now, and its
+// producers should go there rather than wait for a high watermark that
+// may never come (their request timeout, 30 s by default). A failed
+// acknowledgement is always safe; the records may still be committed,
+// which the producer's retry (deduplicated when idempotent) finds.
 func (r *Replica) OnLeaseLapsed(*LeaseLapsed) Output {
 	var out Output
 	for _, m := range r.waitingLeader {
@@ -92,12 +98,36 @@ func (r *Replica) OnLeaseLapsed(*LeaseLapsed) Output {
 		out.Replies = append(out.Replies, r.failure(m.ID, m.Acks, kerr.NotLeaderForPartition.Code, "the leader's lease lapsed"))
 	}
 	r.held = nil
+	kept := r.waiting[:0]
+	for _, w := range r.waiting {
+		if w.kind == waitHighWatermark {
+			out.Replies = append(out.Replies, r.failure(w.id, w.acks, kerr.NotLeaderForPartition.Code,
+				"the leader's lease lapsed before the in-sync replicas had the records"))
+			continue
+		}
+		kept = append(kept, w)
+	}
+	clear(r.waiting[len(kept):])
+	r.waiting = kept
 	return out
 }
 
-// holdsAppends reports whether a rebalance's hand-over holds appends, or
-// appends wait for a leadership (early.go).
-func (r *Replica) holdsAppends() bool { return len(r.held) > 0 || len(r.waitingLeader) > 0 }
+// holdsAppends reports whether a rebalance's hand-over holds appends,
+// appends wait for a leadership (early.go), or, on a leader, acks=all
+// appends wait for the in-sync replicas: what OnLeaseLapsed fails.
+func (r *Replica) holdsAppends() bool {
+	if len(r.held) > 0 || len(r.waitingLeader) > 0 {
+		return true
+	}
+	if r.role == Leader {
+		for _, w := range r.waiting {
+			if w.kind == waitHighWatermark {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // handingOver reports whether appends are refused or held for a
 // hand-over.

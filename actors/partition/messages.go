@@ -184,7 +184,10 @@ type HandOverCancel struct {
 // (ActorConfig.LeaseValid): the appends a rebalance's hand-over holds are
 // refused NOT_LEADER_OR_FOLLOWER, as a new append is, so that none runs
 // when the hand-over is called off or made moot (another node may lead by
-// then). The shell steps it before any step that may run held appends.
+// then), and the acks=all appends waiting for the in-sync replicas are
+// failed NOT_LEADER_OR_FOLLOWER, so that their producers go to the next
+// leader. The shell steps it before any step that may run held appends,
+// and on its ticks.
 type LeaseLapsed struct{}
 
 // HandOverReady answers HandOver: Successor is an in-sync follower whose

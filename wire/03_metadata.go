@@ -195,8 +195,29 @@ func (h *BrokerHandler) autoCreate(ctx context.Context, names []string) creation
 
 // metadataResponse answers r from img: every topic when all is set, else
 // the queried ones, with the outcome of c (nil if nothing was
-// auto-created).
+// auto-created). While this node's lease has lapsed, the partitions img
+// says it leads are answered without a leader (LEADER_NOT_AVAILABLE): a
+// cut-off or resumed node's image is stale, another node may lead them by
+// now, and a client told this node would only come back to it (its
+// produces and fetches fail without the lease) instead of asking another
+// broker again.
 func (h *BrokerHandler) metadataResponse(r *kmsg.MetadataRequest, img *metadata.Image, all bool, queries []metadataQuery, c *creation) *kmsg.MetadataResponse {
+	resp := h.metadataFrom(r, img, all, queries, c)
+	if !h.broker.LeaseValid() {
+		self := h.broker.NodeID()
+		for ti := range resp.Topics {
+			for pi := range resp.Topics[ti].Partitions {
+				if p := &resp.Topics[ti].Partitions[pi]; p.Leader == self {
+					p.Leader, p.ErrorCode = -1, kerr.LeaderNotAvailable.Code
+				}
+			}
+		}
+	}
+	return resp
+}
+
+// metadataFrom is metadataResponse from img as it is.
+func (h *BrokerHandler) metadataFrom(r *kmsg.MetadataRequest, img *metadata.Image, all bool, queries []metadataQuery, c *creation) *kmsg.MetadataResponse {
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
 	resp.Brokers = metadataBrokers(img)
 	resp.ClusterID = clusterIDPtr(img)

@@ -339,3 +339,27 @@ func newAdmin(t *testing.T, s *Server) *kadm.Client {
 	t.Cleanup(cl.Close)
 	return kadm.NewClient(cl)
 }
+
+// While the node's lease has lapsed, the partitions its image says it
+// leads are answered leaderless (LEADER_NOT_AVAILABLE); once the lease is
+// renewed, led again.
+func TestMetadataWithoutLeaseLeadsNothing(t *testing.T) {
+	s, b := startBroker(t, nil)
+	createTopic(t, b, "t", 2)
+	c := dial(t, s)
+	b.leaseUntil.Store(time.Now().Add(-time.Second).UnixNano())
+	resp := roundTrip[*kmsg.MetadataResponse](c, metadataTopics(12, false, "t"))
+	for _, p := range resp.Topics[0].Partitions {
+		wantCode(t, "partition led here", p.ErrorCode, kerr.LeaderNotAvailable)
+		if p.Leader != -1 || len(p.Replicas) != 1 {
+			t.Fatalf("without the lease: partition %d leader %d replicas %v", p.Partition, p.Leader, p.Replicas)
+		}
+	}
+	b.leaseUntil.Store(0)
+	resp = roundTrip[*kmsg.MetadataResponse](c, metadataTopics(12, false, "t"))
+	for _, p := range resp.Topics[0].Partitions {
+		if p.Leader != 1 || p.ErrorCode != 0 {
+			t.Fatalf("with the lease: partition %d leader %d (%v)", p.Partition, p.Leader, kerr.ErrorForCode(p.ErrorCode))
+		}
+	}
+}

@@ -11,8 +11,9 @@ package wire
 // not served.
 //
 // A group's coordinator is the leader of its __consumer_offsets partition
-// (whichever node that is), as Kafka answers it; without a leader the key
-// gets COORDINATOR_NOT_AVAILABLE. The first lookup creates
+// (whichever node that is), as Kafka answers it; without a leader, or
+// when it is this node and its lease has lapsed, the key gets
+// COORDINATOR_NOT_AVAILABLE. The first lookup creates
 // __consumer_offsets (offsets.topic.num.partitions partitions,
 // offsets.topic.replication.factor replicas, compacted), whatever
 // auto.create.topics.enable says, as Kafka does, and answers once the
@@ -79,15 +80,28 @@ func (h *BrokerHandler) handleFindCoordinator(ctx context.Context, req *Request)
 	}
 	img := h.broker.Image()
 	if _, ok := img.Topic(metadata.ConsumerOffsetsTopic); ok || len(keys) == 0 {
-		return Reply(findCoordinatorResponse(r, keys, func(k string) coordinatorAnswer { return groupCoordinatorNode(img, k) }))
+		return Reply(findCoordinatorResponse(r, keys, func(k string) coordinatorAnswer { return h.groupCoordinatorAnswer(img, k) }))
 	}
 	return Defer(func(ctx context.Context) Response {
 		c := h.autoCreate(ctx, []string{metadata.ConsumerOffsetsTopic})
 		if err, ok := c.failed[metadata.ConsumerOffsetsTopic]; ok {
 			h.log.Warn("cannot create "+metadata.ConsumerOffsetsTopic, "err", err)
 		}
-		return Reply(findCoordinatorResponse(r, keys, func(k string) coordinatorAnswer { return groupCoordinatorNode(c.img, k) }))
+		return Reply(findCoordinatorResponse(r, keys, func(k string) coordinatorAnswer { return h.groupCoordinatorAnswer(c.img, k) }))
 	})
+}
+
+// groupCoordinatorAnswer is groupCoordinatorNode, but for this node while
+// its lease has lapsed: its image is stale, so it names no coordinator
+// (COORDINATOR_NOT_AVAILABLE) rather than itself, which would answer
+// NOT_COORDINATOR (groups.go), and the client asks again, maybe another
+// broker.
+func (h *BrokerHandler) groupCoordinatorAnswer(img *metadata.Image, key string) coordinatorAnswer {
+	a := groupCoordinatorNode(img, key)
+	if a.code == 0 && a.nodeID == h.broker.NodeID() && !h.broker.LeaseValid() {
+		return coordinatorAnswer{nodeID: -1, port: -1, code: kerr.CoordinatorNotAvailable.Code}
+	}
+	return a
 }
 
 // groupCoordinatorNode answers a group key from img: the live leader of

@@ -10,8 +10,9 @@ package wire
 // local coordinator in request order, and the Defer waits for the
 // answers. A group whose partition is not led here, or whose coordinator
 // stopped before answering, gets NOT_COORDINATOR (the client looks the
-// coordinator up again); a loading coordinator answers
-// COORDINATOR_LOAD_IN_PROGRESS itself.
+// coordinator up again), as does every group while the node's lease has
+// lapsed; a loading coordinator answers COORDINATOR_LOAD_IN_PROGRESS
+// itself.
 
 import (
 	"context"
@@ -71,9 +72,13 @@ func (h *BrokerHandler) callGroups(calls []groupCall, backstop time.Duration, fi
 	}
 	var inbox *partition.Inbox
 	pending := map[uint64]sent{}
+	leased := h.broker.LeaseValid()
 	for _, c := range calls {
 		co := h.groupCoordinator(img, c.group)
-		if co == nil {
+		if co == nil || !leased {
+			// Without the lease (docs/DESIGN.md "Leader lease") another
+			// node may lead the group's partition, and coordinate it, by
+			// now: the client looks the coordinator up again.
 			c.done(nil, kerr.NotCoordinator.Code)
 			continue
 		}

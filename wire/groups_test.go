@@ -274,3 +274,31 @@ func TestGroupBadInput(t *testing.T) {
 	// The connection still serves.
 	findCoordinatorV0(t, c, "g")
 }
+
+// While the node's lease has lapsed, FindCoordinator names no
+// coordinator for the groups it would coordinate and every group request
+// gets NOT_COORDINATOR; once renewed, it coordinates again.
+func TestGroupsWithoutLease(t *testing.T) {
+	s, b := startBroker(t, groupTestProps)
+	c := dial(t, s)
+	if resp := findCoordinatorV0(t, c, "g"); resp.ErrorCode != 0 || resp.NodeID != 1 {
+		t.Fatalf("with the lease: %+v", resp)
+	}
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.Version, fetch.Group = 3, "g"
+	code := func(r *kmsg.OffsetFetchResponse) int16 { return r.ErrorCode }
+	if r := retryLoading(t, c, fetch, code); r.ErrorCode != 0 {
+		t.Fatalf("offset fetch with the lease: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	b.leaseUntil.Store(time.Now().Add(-time.Second).UnixNano())
+	if resp := findCoordinatorV0(t, c, "g"); resp.ErrorCode != kerr.CoordinatorNotAvailable.Code || resp.NodeID != -1 {
+		t.Fatalf("without the lease: %+v", resp)
+	}
+	if r := exchange[*kmsg.OffsetFetchResponse](c, fetch, 50); r.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("offset fetch without the lease: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	b.leaseUntil.Store(0)
+	if r := exchange[*kmsg.OffsetFetchResponse](c, fetch, 51); r.ErrorCode != 0 {
+		t.Fatalf("offset fetch with the lease renewed: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+}

@@ -61,7 +61,10 @@
 // partition count)) (nil: NOT_COORDINATOR), validates the group id, and
 // sends Routes from one goroutine in request order with an Inbox as the
 // sender; a *actor.DeadLetterResponse means the coordinator stopped
-// (NOT_COORDINATOR). The leader lease (docs/DESIGN.md "Leader lease") is not checked yet.
+// (NOT_COORDINATOR). While the node's leader lease (docs/DESIGN.md
+// "Leader lease") has lapsed the wire layer answers every group
+// NOT_COORDINATOR itself (wire/groups.go), and its FindCoordinator names no
+// coordinator for the groups it would coordinate.
 //
 // # The caller's duties
 //

@@ -224,10 +224,7 @@ func (r *natsRunner) round(ctx context.Context, sc *Scenario, f Fault) (Round, e
 	}
 	c := CheckRound(sent, acks, reads)
 	rd.ConsumerMissed = group.Lost - c.Lost
-	rd.Sent, rd.Acked, rd.Failed, rd.Pending, rd.Consumed = c.Sent, c.Acked, c.Failed, c.Pending, c.Consumed
-	rd.Lost, rd.Duplicated, rd.Reordered, rd.Moved, rd.Unacked, rd.LostSeqs = c.Lost, c.Duplicated, c.Reordered, c.Moved, c.Unacked, c.LostSeqs
-	rd.MaxProduceStallMs = millis(c.MaxProduceStall)
-	rd.P50SendMs, rd.P99SendMs, rd.MaxSendMs = millis(c.P50), millis(c.P99), millis(c.MaxLatency)
+	rd.setCheck(c)
 	if rs.lastAck.Load() == 0 {
 		rd.MaxConsumerStallMs = -1
 	} else {
@@ -263,31 +260,10 @@ func (r *natsRunner) setProgress(f func(*Progress)) {
 // startProgress calls Config.Progress every Config.ProgressEvery until
 // the returned stop, as runner.startProgress does.
 func (r *natsRunner) startProgress() (stop func()) {
-	if r.cfg.Progress == nil {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(r.cfg.ProgressEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-			r.mu.Lock()
-			p, rs, round := r.prog, r.rs, r.rnd
-			r.mu.Unlock()
-			if rs != nil {
-				rs.mu.Lock()
-				p.Sent, p.Acked = rs.sent, len(rs.acks)
-				rs.mu.Unlock()
-				p.Consumed = r.cons.readCount(round)
-			}
-			r.cfg.Progress(p)
-		}
+	return progressLoop(r.cfg, func() Progress {
+		r.mu.Lock()
+		p, rs, round := r.prog, r.rs, r.rnd
+		r.mu.Unlock()
+		return withCounts(p, rs, round, r.cons.readCount)
 	})
-	return func() { close(done); wg.Wait() }
 }

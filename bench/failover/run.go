@@ -106,6 +106,14 @@ type Round struct {
 	Problems           []string         `json:"problems,omitempty"`
 }
 
+// setCheck copies the checker's counts and produce figures into rd.
+func (rd *Round) setCheck(c Check) {
+	rd.Sent, rd.Acked, rd.Failed, rd.Pending, rd.Consumed = c.Sent, c.Acked, c.Failed, c.Pending, c.Consumed
+	rd.Lost, rd.Duplicated, rd.Reordered, rd.Moved, rd.Unacked, rd.LostSeqs = c.Lost, c.Duplicated, c.Reordered, c.Moved, c.Unacked, c.LostSeqs
+	rd.MaxProduceStallMs = millis(c.MaxProduceStall)
+	rd.P50SendMs, rd.P99SendMs, rd.MaxSendMs = millis(c.P50), millis(c.P99), millis(c.MaxLatency)
+}
+
 // millis is d in milliseconds to 0.1 ms, -1 for a negative d.
 func millis(d time.Duration) float64 {
 	if d < 0 {
@@ -386,10 +394,7 @@ func (r *runner) round(ctx context.Context, sc *Scenario, f Fault) (Round, error
 	if rd.AckedByPaused, fenceProblem = r.fencing(ctx, f, out, acks, reads); fenceProblem != "" {
 		rd.Problems = append(rd.Problems, fenceProblem)
 	}
-	rd.Sent, rd.Acked, rd.Failed, rd.Pending, rd.Consumed = c.Sent, c.Acked, c.Failed, c.Pending, c.Consumed
-	rd.Lost, rd.Duplicated, rd.Reordered, rd.Moved, rd.Unacked, rd.LostSeqs = c.Lost, c.Duplicated, c.Reordered, c.Moved, c.Unacked, c.LostSeqs
-	rd.MaxProduceStallMs = millis(c.MaxProduceStall)
-	rd.P50SendMs, rd.P99SendMs, rd.MaxSendMs = millis(c.P50), millis(c.P99), millis(c.MaxLatency)
+	rd.setCheck(c)
 	if rs.lastAck.Load() == 0 {
 		rd.MaxConsumerStallMs = -1
 	} else {
@@ -444,15 +449,24 @@ func (r *runner) setProgress(f func(*Progress)) {
 // startProgress calls Config.Progress every Config.ProgressEvery until the
 // returned stop.
 func (r *runner) startProgress() (stop func()) {
-	if r.cfg.Progress == nil {
+	return progressLoop(r.cfg, func() Progress {
+		r.mu.Lock()
+		p, rs, round := r.prog, r.rs, r.rnd
+		r.mu.Unlock()
+		return withCounts(p, rs, round, r.cons.readCount)
+	})
+}
+
+// progressLoop calls cfg.Progress with snapshot's Progress every
+// cfg.ProgressEvery until stop.
+func progressLoop(cfg Config, snapshot func() Progress) (stop func()) {
+	if cfg.Progress == nil {
 		return func() {}
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(r.cfg.ProgressEvery)
+	wg.Go(func() {
+		tick := time.NewTicker(cfg.ProgressEvery)
 		defer tick.Stop()
 		for {
 			select {
@@ -460,17 +474,20 @@ func (r *runner) startProgress() (stop func()) {
 				return
 			case <-tick.C:
 			}
-			r.mu.Lock()
-			p, rs, round := r.prog, r.rs, r.rnd
-			r.mu.Unlock()
-			if rs != nil {
-				rs.mu.Lock()
-				p.Sent, p.Acked = rs.sent, len(rs.acks)
-				rs.mu.Unlock()
-				p.Consumed = r.cons.readCount(round)
-			}
-			r.cfg.Progress(p)
+			cfg.Progress(snapshot())
 		}
-	}()
+	})
 	return func() { close(done); wg.Wait() }
+}
+
+// withCounts fills p's sent, acknowledged and consumed counts from the
+// round's sends and reads (none without a round under way).
+func withCounts(p Progress, rs *roundSends, round uint32, readCount func(uint32) int) Progress {
+	if rs != nil {
+		rs.mu.Lock()
+		p.Sent, p.Acked = rs.sent, len(rs.acks)
+		rs.mu.Unlock()
+		p.Consumed = readCount(round)
+	}
+	return p
 }

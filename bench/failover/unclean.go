@@ -209,10 +209,7 @@ func (r *runner) uncleanRound(ctx context.Context, sc *Scenario) (Round, error) 
 		sent += n
 	}
 	c := CheckRound(sent, allAcks, reads)
-	rd.Sent, rd.Acked, rd.Failed, rd.Pending, rd.Consumed = c.Sent, c.Acked, c.Failed, c.Pending, c.Consumed
-	rd.Lost, rd.Duplicated, rd.Reordered, rd.Moved, rd.Unacked, rd.LostSeqs = c.Lost, c.Duplicated, c.Reordered, c.Moved, c.Unacked, c.LostSeqs
-	rd.MaxProduceStallMs = millis(c.MaxProduceStall)
-	rd.P50SendMs, rd.P99SendMs, rd.MaxSendMs = millis(c.P50), millis(c.P99), millis(c.MaxLatency)
+	rd.setCheck(c)
 	// No consumer stall: the round's reads are the log's, read back
 	// after the phases (MaxConsumerStallMs stays -1).
 	if d, ok := r.cons.rebalanceIn(start.UnixNano(), end.UnixNano()); ok {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,14 @@ func smallConfig(t *testing.T) Config {
 	cfg.ThroughputRecords, cfg.NATSRecords = 20_000, 10_000
 	cfg.ScaleTopics, cfg.ScalePartitions = 3, 10
 	cfg.IdleWindow, cfg.ScaleSettle = time.Second, 0
+	// A returning broker gets its leaderships back after one to two
+	// leader.imbalance.check.interval.seconds; 1 s instead of the
+	// default 10 s keeps each round's wait for the rebalance short.
+	props := filepath.Join(cfg.TempDir, "server.properties")
+	if err := os.WriteFile(props, []byte("leader.imbalance.check.interval.seconds=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.WeirArgs = append(cfg.WeirArgs, "--config", props)
 	if testing.Verbose() {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}

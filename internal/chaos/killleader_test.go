@@ -27,7 +27,7 @@ const progressRecords = 50
 // and the group reads every acknowledged record. At least one round kills
 // the group's coordinator.
 func TestKillLeaderRounds(t *testing.T) {
-	rounds := envInt(t, roundsEnv, 5)
+	rounds := envInt(t, roundsEnv, 3)
 	NeedRdkafka(t)
 	c := StartCluster(t, 3, Options{Configs: map[string]string{"offsets.topic.num.partitions": "6"}})
 	const topic, group = "rounds", "rounds-group"

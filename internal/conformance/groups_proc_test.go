@@ -24,7 +24,7 @@ const memberStopTimeout = 30 * time.Second
 // on close, so duplicates are allowed. -u makes kcat write each record as
 // it consumes it; auto.offset.reset is set as the scenario asks.
 func TestGroupKcat(t *testing.T) {
-	runGroupScenario(t, groupClient{name: "kcat", available: kcatAvailable, start: startKcatMember})
+	runGroupScenario(t, groupClient{name: "kcat", available: kcatAvailable, start: startKcatMember, drainBeforeStop: true})
 }
 
 func startKcatMember(t *testing.T, cfg memberConfig, d *deliveries) (groupMember, error) {
@@ -40,8 +40,10 @@ func startKcatMember(t *testing.T, cfg memberConfig, d *deliveries) (groupMember
 	// kcat has a window at shutdown: a message its poll returned after
 	// SIGTERM has its offset stored (and committed on close) but is never
 	// printed, so stopping it mid-stream loses a record as far as the test
-	// can see, whatever the broker does. Stop it once it has printed
-	// nothing for a while instead.
+	// can see, whatever the broker does. The scenario stops a kcat member
+	// only once what was produced to its partitions was delivered
+	// (drainBeforeStop), and Stop waits until it has printed nothing for
+	// a while: a member that has printed nothing yet may be just about to.
 	m.quietBeforeStop = time.Second
 	return m, nil
 }

@@ -109,6 +109,10 @@ type groupClient struct {
 	// synchronously before reporting it: then no record may be reported
 	// committed twice.
 	syncCommit bool
+	// drainBeforeStop is set when a consumer stopped mid-stream may
+	// commit a record it never reports (kcat): such a member is stopped
+	// only once what was produced to its partitions has been delivered.
+	drainBeforeStop bool
 	// start starts a consumer that reports each record it consumes to d
 	// and runs until Stop or the end of t.
 	start func(t *testing.T, cfg memberConfig, d *deliveries) (groupMember, error)
@@ -473,6 +477,7 @@ type groupScenario struct {
 	prod  *groupProducer
 	adm   *groupAdmin
 	seq   int // members started so far
+	ids   map[groupMember]string
 	began time.Time
 }
 
@@ -485,15 +490,80 @@ func (s *groupScenario) startMember(reset string) groupMember {
 	if err != nil {
 		s.t.Fatalf("start consumer %s: %v", cfg.id, err)
 	}
+	if s.ids == nil {
+		s.ids = make(map[groupMember]string)
+	}
+	s.ids[m] = cfg.id
 	return m
 }
 
 // stopMember stops m, failing the test on an error.
-func (s *groupScenario) stopMember(m groupMember) {
+func (s *groupScenario) stopMember(ctx context.Context, m groupMember) {
 	s.t.Helper()
+	if s.c.drainBeforeStop {
+		wctx, cancel := context.WithTimeout(ctx, groupWait)
+		err := s.waitDrained(wctx, s.ids[m])
+		cancel()
+		if err != nil {
+			s.fatalStuck(ctx, "before stopping "+s.ids[m], err)
+		}
+	}
 	if err := m.Stop(); err != nil {
 		s.t.Errorf("stop a %s consumer: %v", s.c.name, err)
 	}
+}
+
+// waitDrained waits until the group is Stable and every record in the
+// partitions assigned to member id was delivered (by any member).
+func (s *groupScenario) waitDrained(ctx context.Context, id string) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var lag map[int32]int64
+	var err error
+	for {
+		lag, err = s.memberLag(ctx, id)
+		if err == nil && len(lag) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("member %s still had undelivered records %v (partition: records; last error %v): %w", id, lag, err, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// memberLag returns, for each partition assigned to member id with
+// records produced but not yet delivered, how many there are; an error
+// when the group is not Stable.
+func (s *groupScenario) memberLag(ctx context.Context, id string) (map[int32]int64, error) {
+	state, members, err := s.adm.describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if state != "Stable" {
+		return nil, fmt.Errorf("group %s is %s", s.group, state)
+	}
+	ends, err := s.adm.ends(ctx)
+	if err != nil {
+		return nil, err
+	}
+	next := make(map[int32]int64)
+	for _, dl := range s.d.since(0) {
+		next[dl.partition] = max(next[dl.partition], dl.offset+1)
+	}
+	lag := make(map[int32]int64)
+	for member, ps := range members {
+		if !strings.HasPrefix(member, id+"/") {
+			continue
+		}
+		for _, p := range ps {
+			if n := ends[p] - next[p]; n > 0 {
+				lag[p] = n
+			}
+		}
+	}
+	return lag, nil
 }
 
 // produce produces n records and returns where they went.
@@ -531,11 +601,11 @@ func (s *groupScenario) churn(ctx context.Context) {
 		t.Logf("%v: %d records produced", time.Since(s.began).Round(time.Millisecond), len(want))
 	}
 	chunk()
-	s.stopMember(m2) // leaves while the others consume
+	s.stopMember(ctx, m2) // leaves while the others consume
 	chunk()
 	m4 := s.startMember("earliest") // joins
 	chunk()
-	s.stopMember(m1)
+	s.stopMember(ctx, m1)
 	m5 := s.startMember("earliest")
 	// The last chunk goes to the three members sharing the topic.
 	if _, err := s.adm.waitShared(wctx, 3); err != nil {
@@ -549,7 +619,7 @@ func (s *groupScenario) churn(ctx context.Context) {
 		t.Errorf("after the churn: %v", err)
 	}
 	for _, m := range []groupMember{m3, m4, m5} {
-		s.stopMember(m)
+		s.stopMember(ctx, m)
 	}
 	got := s.d.since(0)
 	s.report("churn phase", got, want)
@@ -610,7 +680,7 @@ func (s *groupScenario) resume(ctx context.Context, reset string) {
 	if err := s.d.waitCovered(wctx, from, want); err != nil {
 		s.fatalStuck(ctx, "restarted with auto.offset.reset="+reset+": did not resume from the committed offsets", err)
 	}
-	s.stopMember(m)
+	s.stopMember(ctx, m)
 	s.report("resume with auto.offset.reset="+reset, s.d.since(from), want)
 	s.committedAtEnd(ctx, "after the resume with auto.offset.reset="+reset)
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // The acceptance scenarios of issue 11, each a short run of `weir bench
-// failover` as a process (one round each, small sizes, the relaxed gossip
+// failover` as a process (two rounds of each fault, small sizes, the relaxed gossip
 // profile) whose JSON the test reads. They assert safety (nothing
 // acknowledged lost, nothing duplicated where the producer promises it,
 // nothing acknowledged by a fenced leader, an exact loss where it is
@@ -120,15 +120,15 @@ func wantNoLoss(t *testing.T, f failover.Fault, rd failover.Round, setting strin
 // 11: with acks=all, RF=3 and min.insync.replicas=2 (the defaults) not
 // one acknowledged record is lost in any SIGKILL fault: the leader of
 // most partitions, the metadata quorum's leader, two nodes at once and
-// every node at once, one round each on one 3-node cluster (so each
+// every node at once, two rounds each on one 3-node cluster (so each
 // fault begins on the cluster the previous one left). The JSON
 // names every field of a round, and the JSON, the Markdown and a PNG per
 // fault are written.
 func TestBenchFailoverSeedReproduction(t *testing.T) {
 	faults := []failover.Fault{failover.FaultLeader, failover.FaultController, failover.FaultTwo, failover.FaultAll}
-	doc, out := runFailover(t, "--fault", "leader,controller,two,all", "--rounds", "1",
+	doc, out := runFailover(t, "--fault", "leader,controller,two,all", "--rounds", "2",
 		"--topics", "2", "--partitions", "3", "--records", "300", "--rate", "300")
-	byFault := wantScenarios(t, doc, 1, faults...)
+	byFault := wantScenarios(t, doc, 2, faults...)
 	for _, f := range faults {
 		for _, rd := range byFault[f] {
 			wantValid(t, f, rd)
@@ -176,9 +176,9 @@ func TestBenchFailoverSeedReproduction(t *testing.T) {
 // needs acks=all, as Kafka's does: TestBenchFailoverPauseFenced runs the
 // rolling restart with it).
 func TestBenchFailoverAcksOne(t *testing.T) {
-	doc, _ := runFailover(t, "--acks", "1", "--fault", "leader,rolling", "--rounds", "1",
+	doc, _ := runFailover(t, "--acks", "1", "--fault", "leader,rolling", "--rounds", "2",
 		"--partitions", "3", "--records", "3000", "--rate", "3000")
-	byFault := wantScenarios(t, doc, 1, failover.FaultLeader, failover.FaultRolling)
+	byFault := wantScenarios(t, doc, 2, failover.FaultLeader, failover.FaultRolling)
 	for i, rd := range byFault[failover.FaultLeader] {
 		wantValid(t, failover.FaultLeader, rd)
 		if _, ok := doc.Scenarios[0].Raw[i]["lost"]; !ok {
@@ -202,9 +202,9 @@ func TestBenchFailoverAcksOne(t *testing.T) {
 // run's rolling restart (SIGTERM each node in turn) loses and duplicates
 // nothing with the idempotent producer.
 func TestBenchFailoverPauseFenced(t *testing.T) {
-	doc, _ := runFailover(t, "--idempotent", "--fault", "pause,rolling", "--pause", "5s", "--rounds", "1",
+	doc, _ := runFailover(t, "--idempotent", "--fault", "pause,rolling", "--pause", "5s", "--rounds", "2",
 		"--topics", "2", "--partitions", "3", "--records", "600", "--rate", "300")
-	byFault := wantScenarios(t, doc, 1, failover.FaultPause, failover.FaultRolling)
+	byFault := wantScenarios(t, doc, 2, failover.FaultPause, failover.FaultRolling)
 	for i, rd := range byFault[failover.FaultPause] {
 		wantValid(t, failover.FaultPause, rd)
 		wantNoLoss(t, failover.FaultPause, rd, "acks=all, idempotent")
@@ -232,9 +232,9 @@ func TestBenchFailoverPauseFenced(t *testing.T) {
 // resumes a lagging follower, which wins the unclean election. The tool
 // must count exactly those records lost, and nothing else wrong.
 func TestBenchFailoverUncleanLoss(t *testing.T) {
-	doc, _ := runFailover(t, "--nodes", "5", "--fault", "unclean", "--unclean", "--acks", "1", "--rounds", "1",
+	doc, _ := runFailover(t, "--nodes", "5", "--fault", "unclean", "--unclean", "--acks", "1", "--rounds", "2",
 		"--partitions", "1", "--records", "300", "--rate", "600", "--broker-config", "replica.lag.time.max.ms=2000")
-	byFault := wantScenarios(t, doc, 1, failover.FaultUnclean)
+	byFault := wantScenarios(t, doc, 2, failover.FaultUnclean)
 	if doc.Config["min_insync"] != 1.0 {
 		t.Errorf("min.insync.replicas %v, want 1 (the unclean fault sets it)", doc.Config["min_insync"])
 	}

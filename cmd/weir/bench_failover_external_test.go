@@ -60,7 +60,7 @@ func TestBenchFailoverExternal(t *testing.T) {
 	out := t.TempDir()
 	p, err := harness.Spawn(t, harness.Options{Args: []string{"bench", "failover", "--brokers", strings.Join(kafka, ","),
 		"--stop-cmd", "sh " + scripts + "/stop.sh {node}", "--start-cmd", "sh " + scripts + "/start-{node}.sh",
-		"--rounds", "1", "--fault", "leader", "--partitions", "3", "--records", "300", "--rate", "300",
+		"--rounds", "2", "--fault", "leader", "--partitions", "3", "--records", "300", "--rate", "300",
 		"--drain-quiet", "3s", "--out", out, "--json"}})
 	if err != nil {
 		t.Fatal(err)
@@ -85,8 +85,8 @@ func TestBenchFailoverExternal(t *testing.T) {
 	if err := json.Unmarshal([]byte(p.Stdout()), &doc); err != nil {
 		t.Fatalf("stdout is not the JSON: %v\n%s", err, p.Stdout())
 	}
-	if len(doc.Scenarios) != 1 || len(doc.Scenarios[0].Rounds) != 1 {
-		t.Fatalf("want 1 round:\n%s", p.Stdout())
+	if len(doc.Scenarios) != 1 || len(doc.Scenarios[0].Rounds) != 2 {
+		t.Fatalf("want 2 rounds:\n%s", p.Stdout())
 	}
 	if len(doc.Settings.Broker) == 0 || !strings.Contains(doc.Settings.Broker[0], "external cluster of 3 brokers") {
 		t.Errorf("settings do not name the external cluster: %v", doc.Settings.Broker)

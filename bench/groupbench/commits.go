@@ -2,6 +2,7 @@ package groupbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -48,7 +49,7 @@ func measureCommits(ctx context.Context, cfg Config, addr string) (CommitResult,
 	for g := range groups {
 		groups[g] = fmt.Sprintf("groupbench-%03d", g)
 		// Untimed: finds and loads each group's coordinator.
-		if err := commitOnce(ctx, clients[g%len(clients)], groups[g], id, cfg.PartitionsPerGroup, 0); err != nil {
+		if err := warmCommit(ctx, clients[g%len(clients)], groups[g], id, cfg.PartitionsPerGroup); err != nil {
 			return CommitResult{}, err
 		}
 	}
@@ -72,6 +73,32 @@ func measureCommits(ctx context.Context, cfg Config, addr string) (CommitResult,
 	}
 	n := int64(cfg.Groups) * int64(cfg.CommitRounds)
 	return CommitResult{Requests: n, Offsets: n * int64(cfg.PartitionsPerGroup), Elapsed: elapsed}, nil
+}
+
+// warmCommit commits offset 0 as group until the coordinator takes it:
+// while the broker creates the offsets topic or loads the group's
+// partition of it, the commit is answered COORDINATOR_NOT_AVAILABLE,
+// COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR, which a Kafka client
+// retries, and so does this, until ctx ends.
+func warmCommit(ctx context.Context, cl *kgo.Client, group string, id [16]byte, n int) error {
+	for {
+		err := commitOnce(ctx, cl, group, id, n, 0)
+		if err == nil || !coordinatorStarting(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%w)", err, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// coordinatorStarting reports whether err is one of the answers a group's
+// coordinator gives while it is being placed or loaded.
+func coordinatorStarting(err error) bool {
+	return errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) ||
+		errors.Is(err, kerr.NotCoordinator)
 }
 
 // commitOnce commits offset at for partitions 0..n-1 of commitsTopic

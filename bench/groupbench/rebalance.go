@@ -106,6 +106,11 @@ func measureRebalance(ctx context.Context, cfg Config, addr string, delay time.D
 // assigned a partition.
 func allAssigned(ctx context.Context, adm *kadm.Client, n int) (bool, error) {
 	described, err := adm.DescribeGroups(ctx, rebalanceGroup)
+	if err != nil && coordinatorStarting(err) {
+		// The group's coordinator is being placed or loaded: not yet
+		// Stable, ask again (Kafka's Admin retries these too).
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("describe group %s: %w", rebalanceGroup, err)
 	}

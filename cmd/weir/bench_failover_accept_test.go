@@ -14,8 +14,8 @@ import (
 )
 
 // The acceptance scenarios of issue 11, each a short run of `weir bench
-// failover` as a process (two rounds of each fault, small sizes, the relaxed gossip
-// profile) whose JSON the test reads. They assert safety (nothing
+// failover` as a process (two rounds of each fault, small sizes, the
+// relaxed gossip profile) whose JSON the test reads. They assert safety (nothing
 // acknowledged lost, nothing duplicated where the producer promises it,
 // nothing acknowledged by a fenced leader, an exact loss where it is
 // known) and that every round was valid, never a time.

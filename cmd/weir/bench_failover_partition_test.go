@@ -60,8 +60,9 @@ func runPartitionBench(t *testing.T, rounds string, flags ...string) []partition
 
 // TestBenchFailoverPartition is issue 11's partition scenario: the node
 // leading the most partitions is cut from the other nodes, not from the
-// clients, for 5 s, in each of two rounds (each node in a network namespace of its own, the cut
-// by nftables; needs root, skipped otherwise unless WEIR_REQUIRE_NETNS=1).
+// clients, for 5 s in each of two rounds (each node in a network
+// namespace of its own, the cut by nftables; needs root, skipped
+// otherwise unless WEIR_REQUIRE_NETNS=1).
 // With acks=all and min.insync.replicas=2 the isolated node acknowledges
 // no write begun after the cut, and after the heal (the old leader
 // truncating what it wrote alone) not one acknowledged record is lost;
